@@ -1,0 +1,146 @@
+# GenuProof - plain Makefile (C17, pkg-config, -MMD).
+#
+#   make            build ./genuproof (release, -O2)
+#   make deps       install missing Debian packages (idempotent)
+#   make test       deps + sanitizer build (ASan+UBSan) + every test
+#   make demo       deps + build + ./genuproof demo
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make fuzz       libFuzzer binaries (clang) in $(B)/fuzz/
+#   make bench      benchmark programs in $(B)/bench/ (see docs/benchmarks.md)
+#   make format     clang-format every source file
+
+PREFIX ?= /usr/local
+# Build directory (several checkouts or helpers side by side use their own).
+B ?= build
+DESTDIR ?=
+CC ?= gcc
+CLANG ?= clang
+
+# Debian packages the build, the tests and the demo need.
+DEB_PKGS := build-essential pkg-config libev-dev libcjson-dev libsqlite3-dev \
+	libhttp-parser-dev libssl-dev libcurl4-openssl-dev libncurses-dev \
+	libqrencode-dev libpng-dev libcairo2-dev fonts-dejavu-core libmaxminddb-dev \
+	libcmocka-dev zbar-tools curl jq tmux sqlite3 clang libclang-rt-14-dev \
+	openjdk-17-jre-headless
+# Only when no node/npm is on PATH (the machine's own Node is preferred).
+NODE_PKGS := nodejs npm
+BENCH_PKGS := wrk nginx-light hyperfine
+
+PKGS := libcjson sqlite3 libcrypto libcurl ncursesw libqrencode libpng cairo
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libev and libhttp-parser ship no .pc file on Debian.
+LIBS := $(PKG_LIBS) -lev -lhttp_parser -lmaxminddb -lm -lpthread
+ifeq ($(strip $(PKG_LIBS)),)
+LIBS := -lcjson -lsqlite3 -lcrypto -lcurl -lncursesw -ltinfo -lqrencode -lpng16 -lcairo \
+	-lev -lhttp_parser -lmaxminddb -lm -lpthread
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) $(WARN) -MMD -MP
+REL_CFLAGS := $(BASE_CFLAGS) -O2 -g
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_CFLAGS := $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) -DUNITTEST
+
+SRC := $(shell find src -name '*.c' | sort)
+LIB_SRC := $(filter-out src/main.c,$(SRC))
+REL_OBJ := $(SRC:%.c=$(B)/rel/%.o)
+SAN_OBJ := $(SRC:%.c=$(B)/san/%.o)
+SAN_LIB_OBJ := $(LIB_SRC:%.c=$(B)/san/%.o)
+REL_LIB_OBJ := $(LIB_SRC:%.c=$(B)/rel/%.o)
+
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_HELPERS := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/san/tests/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/san/fuzz/%)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
+
+.PHONY: all deps deps-node bench-deps test test-build demo install format fuzz bench clean mapdata
+
+all: genuproof
+
+genuproof: $(REL_OBJ)
+	$(CC) $(REL_CFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/rel/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -c -o $@ $<
+
+$(B)/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) -c -o $@ $<
+
+$(B)/san/genuproof: $(SAN_OBJ)
+	$(CC) $(SAN_CFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/san/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(SAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) -Itests/unit -o $@ $< $(UNIT_HELPERS) $(SAN_LIB_OBJ) $(LIBS) -lcmocka
+
+# Fuzz targets replayed over their corpus under gcc + sanitizers.
+$(B)/san/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(SAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) -o $@ $< tests/fuzz/replay_main.c $(SAN_LIB_OBJ) $(LIBS)
+
+# Real libFuzzer binaries (clang).
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(dir $@)
+	$(CLANG) -std=c17 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -g -O1 -DUNITTEST \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LIBS)
+
+$(B)/bench/%: bench/%.c $(REL_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB_OBJ) $(LIBS)
+
+test-build: $(B)/san/genuproof genuproof $(UNIT_BIN) $(FUZZ_REPLAY)
+
+test: deps
+	$(MAKE) test-build
+	tests/run.sh
+
+fuzz: $(FUZZ_BIN)
+
+bench: genuproof $(BENCH_BIN)
+
+demo: deps
+	$(MAKE) genuproof
+	./genuproof demo
+
+# Installs every missing Debian package; runs apt-get update at most once.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		missing="$$missing $(NODE_PKGS)"; fi; \
+	if [ -n "$$missing" ]; then \
+		cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends$$missing"; \
+		if [ "$$(id -u)" = 0 ]; then echo "deps: installing$$missing"; sh -c "$$cmd" || exit 1; \
+		elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo sh -c "$$cmd" || exit 1; \
+		else echo "deps: missing packages; run as root:"; echo "  $$cmd"; exit 1; fi; \
+	else echo "deps: all Debian packages present"; fi
+	@if [ -f tests/package.json ] && [ ! -d tests/node_modules ]; then \
+		echo "deps: npm install (tests/)"; cd tests && npm install --no-audit --no-fund --loglevel=error || exit 1; fi
+
+bench-deps:
+	@missing=""; for p in $(BENCH_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; [ -z "$$missing" ] || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; }
+
+install: genuproof
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/genuproof/themes \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 genuproof $(DESTDIR)$(PREFIX)/bin/genuproof
+	for t in themes/*.theme; do [ -e "$$t" ] && install -m 0644 "$$t" $(DESTDIR)$(PREFIX)/share/genuproof/themes/ || true; done
+	install -m 0644 docs/genuproof.1 $(DESTDIR)$(PREFIX)/share/man/man1/genuproof.1
+
+format:
+	clang-format -i $(SRC) $(shell find src tests bench -name '*.h' -o -name '*.c' | grep -v node_modules)
+
+clean:
+	rm -rf $(B) genuproof
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

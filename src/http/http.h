@@ -1,0 +1,143 @@
+/*
+ * http.h - HTTP/1.1 server on libev (parsing with libhttp-parser).
+ *
+ * The server owns connections; the application sees complete requests
+ * and fills responses.  Requests of a connection are answered in order
+ * (keep-alive and pipelining).  Every response produced during one loop
+ * iteration is held back until the iteration's commit hook has run (group
+ * commit, see http_handler.commit), then all are written at once.
+ *
+ * Limits (http_server_config) are enforced with JSON errors:
+ *   request line + headers > max_header_bytes -> 431, more than
+ *   max_headers headers -> 431, body > max_body -> 413, malformed -> 400,
+ *   header timeout / slow body -> connection closed (408 when nothing of a
+ *   response is pending), idle keep-alive timeout -> closed.
+ * All durations are multiplied by GENUPROOF_TIME_SCALE.
+ */
+#ifndef GP_HTTP_HTTP_H
+#define GP_HTTP_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+struct ev_loop;
+struct http_server;
+struct http_conn;
+
+enum http_method {
+    HTTP_M_OTHER = 0,
+    HTTP_M_GET,
+    HTTP_M_HEAD,
+    HTTP_M_POST,
+    HTTP_M_PUT,
+    HTTP_M_DELETE,
+    HTTP_M_OPTIONS,
+    HTTP_M_PATCH
+};
+
+#define HTTP_MAX_HEADERS_CAP 100
+
+struct http_header {
+    const char *name;  /* NUL-terminated view into the connection's buffer */
+    const char *value; /* NUL-terminated, surrounding whitespace trimmed */
+};
+
+/* A complete request.  All pointers are views valid only during the
+ * handle() call; copy what must outlive it. */
+struct http_request {
+    enum http_method method;
+    const char *method_name;
+    const char *target; /* raw request target, e.g. "/api/x?a=1" */
+    const char *path;   /* target up to '?', not decoded */
+    const char *query;  /* after '?', "" when none, not decoded */
+    struct http_header headers[HTTP_MAX_HEADERS_CAP];
+    size_t nheaders;
+    const char *body; /* NUL-terminated (the NUL is not part of body_len) */
+    size_t body_len;
+    char peer_ip[64]; /* socket peer address ("127.0.0.1", "::1") */
+    int peer_port;
+    bool keep_alive;
+    struct http_conn *conn;
+    int64_t start_us; /* monotonic time the request was complete */
+};
+
+/* Case-insensitive header lookup; first occurrence; NULL when absent. */
+const char *http_request_header(const struct http_request *r, const char *name);
+
+/* Response being built by the application. */
+struct http_response {
+    int status;
+    const char *content_type; /* default "application/json" */
+    struct buf headers;       /* extra "Name: value\r\n" lines */
+    struct buf body;
+    bool close;               /* close the connection after this response */
+    /* Streaming (SSE): when set, the head is sent with no Content-Length,
+     * the connection stays open and stream_open(arg, conn) is called once
+     * the head has been queued; the application then writes with
+     * http_conn_send() and is told of the close via stream_closed. */
+    bool stream;
+    void (*stream_open)(void *arg, struct http_conn *c);
+    void (*stream_closed)(void *arg, struct http_conn *c);
+    void *stream_arg;
+};
+
+/* Adds a header line (value printf-formatted; CR/LF in it are replaced
+ * by spaces). */
+void http_response_header(struct http_response *res, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Sets status and a JSON body {"error": msg}. */
+void http_response_error(struct http_response *res, int status, const char *msg);
+const char *http_status_text(int status);
+
+struct http_handler {
+    void *arg;
+    /* Called for each complete request; must fill res (status 0 -> 500). */
+    void (*handle)(void *arg, struct http_request *req, struct http_response *res);
+    /* Called once per loop iteration in which handle() ran, before any of
+     * that iteration's responses is written.  A non-zero return means the
+     * writes were not made durable: each such response is replaced by
+     * 500 {"error":"Internal error"} (stream responses are closed). */
+    int (*commit)(void *arg);
+    /* Called after each response is queued (access log, metrics). */
+    void (*done)(void *arg, const struct http_request *req, const struct http_response *res,
+                 size_t bytes, double duration_ms);
+};
+
+struct http_server_config {
+    const char *listen;          /* "HOST:PORT", "[::1]:PORT"; default 127.0.0.1:8080 */
+    size_t max_header_bytes;     /* default 16 KiB */
+    size_t max_headers;          /* default 100 */
+    size_t max_body;             /* default 1 MiB */
+    double header_timeout;       /* default 10 s */
+    double idle_timeout;         /* default 60 s */
+    double body_timeout;         /* default 30 s */
+    size_t max_conns;            /* default 20000 */
+    size_t stream_buffer_max;    /* per streaming connection, default 256 KiB */
+    const char *cors_origin;     /* NULL: no CORS headers */
+    bool reuseport;              /* SO_REUSEPORT (serve --workers) */
+};
+
+/* Binds and starts accepting on loop.  NULL on error (message in err). */
+struct http_server *http_server_new(struct ev_loop *loop, const struct http_server_config *cfg,
+                                    const struct http_handler *h, char *err, size_t errlen);
+/* The bound port (useful with port 0). */
+int http_server_port(const struct http_server *s);
+/* Stops accepting; in-flight requests finish, idle and streaming
+ * connections are closed; done_cb runs once no connection is left. */
+void http_server_drain(struct http_server *s, void (*done_cb)(void *arg), void *arg);
+void http_server_free(struct http_server *s);
+size_t http_server_conn_count(const struct http_server *s);
+
+/* Streaming connections: queue bytes; ERR_TOOBIG when the connection's
+ * output buffer would exceed stream_buffer_max (the connection is then
+ * closed and stream_closed called later from the loop). */
+int http_conn_send(struct http_conn *c, const void *data, size_t n);
+/* Closes a connection (deferred to the loop's prepare phase). */
+void http_conn_close(struct http_conn *c);
+const char *http_conn_peer(const struct http_conn *c);
+size_t http_conn_pending(const struct http_conn *c);
+
+#endif

@@ -1,0 +1,251 @@
+/*
+ * store.h - the item store: one table of JSON attribute maps with
+ * DynamoDB's semantics, a change stream, and capacity accounting.
+ *
+ * An item is a cJSON object holding at least the string attributes "PK"
+ * and "SK"; "GSI1PK"/"GSI1SK" (strings) put it in the GSI1 index; "ttl"
+ * (number, epoch seconds) makes it expire: an expired item is never
+ * returned and is purged by store_purge_expired().  Sort keys compare
+ * byte-wise.
+ *
+ * Drivers (SQLite now, DynamoDB later) implement struct store_ops in
+ * store_int.h; these functions add what is common: argument checks,
+ * capacity accounting, the optional throttling emulation and TTL
+ * filtering.  Every function returns 0 or a negative ERR_* (util/err.h):
+ * ERR_NOTFOUND for a missing item on get, ERR_CONDITION when a write's
+ * condition fails, ERR_THROTTLED from the capacity emulation, ERR_TOOBIG
+ * for limits (100 writes per transaction, 400 KB items), ERR_INVALID for
+ * malformed arguments, ERR_IO/ERR_UNAVAILABLE for the backend.  No
+ * function exits or aborts on a storage error.
+ *
+ * Ownership: items passed in are borrowed; items returned are owned by the
+ * caller (cJSON_Delete / store_result_free / store_stream_free).
+ *
+ * Not thread-safe: one struct store per thread/process.
+ */
+#ifndef GP_STORE_STORE_H
+#define GP_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+struct store;
+
+/* Largest item accepted (DynamoDB's limit). */
+#define STORE_ITEM_MAX (400 * 1024)
+/* Most writes in one store_transact() call. */
+#define STORE_TRANSACT_MAX 100
+/* A query page stops after this many bytes of items (DynamoDB's 1 MB). */
+#define STORE_PAGE_BYTES (1024 * 1024)
+
+enum store_durability {
+    STORE_DURABILITY_FULL = 0, /* fsync every commit: a commit survives power loss */
+    STORE_DURABILITY_NORMAL    /* survives a process crash only */
+};
+
+struct store_options {
+    const char *path;                 /* SQLite file (created when missing) */
+    enum store_durability durability; /* default FULL */
+    int64_t stream_retention_ms;      /* 0 -> 24 h */
+    bool throttle;                    /* emulate per-partition ceilings */
+    double throttle_wcu;              /* 0 -> 1000 WCU/s per partition key */
+    double throttle_rcu;              /* 0 -> 3000 RCU/s per partition key */
+};
+
+/* Opens (creating when needed) the SQLite store.  On error returns NULL
+ * and writes a message into err. */
+struct store *store_open_sqlite(const struct store_options *o, char *err, size_t errlen);
+void store_close(struct store *s);
+const char *store_driver_name(const struct store *s);
+
+/* ---------- conditions and updates ---------- */
+
+enum store_cond_kind {
+    STORE_COND_NONE = 0,
+    STORE_COND_NOT_EXISTS, /* attribute_not_exists(PK): item must be absent */
+    STORE_COND_EXISTS,     /* attribute_exists(PK): item must be present */
+    STORE_COND_ATTR_EQ,    /* item present and attr == value (string, number, bool) */
+    STORE_COND_ATTR_NOT_EXISTS /* item absent, or present without attr */
+};
+
+struct store_cond {
+    enum store_cond_kind kind;
+    const char *attr;    /* ATTR_EQ / ATTR_NOT_EXISTS */
+    const cJSON *value;  /* ATTR_EQ */
+};
+
+enum store_action_kind {
+    STORE_ACT_SET = 0,           /* SET attr = value */
+    STORE_ACT_SET_IF_NOT_EXISTS, /* SET attr = if_not_exists(attr, value) */
+    STORE_ACT_ADD,               /* SET attr = if_not_exists(attr, 0) + delta (ADD) */
+    STORE_ACT_REMOVE             /* REMOVE attr */
+};
+
+struct store_action {
+    enum store_action_kind kind;
+    const char *attr;
+    const cJSON *value; /* SET, SET_IF_NOT_EXISTS */
+    double delta;       /* ADD */
+};
+
+/* ---------- single-item operations ---------- */
+
+/* Gets one item.  ERR_NOTFOUND when absent or expired.  consistent=false
+ * is charged half the read capacity (eventually consistent). */
+int store_get(struct store *s, const char *pk, const char *sk, bool consistent, cJSON **out);
+/* Puts (replaces) an item; cond may be NULL. */
+int store_put(struct store *s, const cJSON *item, const struct store_cond *cond);
+/* Deletes an item (absent is not an error unless cond says so). */
+int store_delete(struct store *s, const char *pk, const char *sk, const struct store_cond *cond);
+/* Applies actions to an item, creating it (with PK/SK only) when absent,
+ * like UpdateItem.  When new_image is not NULL it receives the item after
+ * the update (ReturnValues ALL_NEW). */
+int store_update(struct store *s, const char *pk, const char *sk, const struct store_action *acts,
+                 size_t nacts, const struct store_cond *cond, cJSON **new_image);
+
+/* ---------- queries ---------- */
+
+enum store_index { STORE_INDEX_TABLE = 0, STORE_INDEX_GSI1 };
+
+enum store_sk_op {
+    STORE_SK_ANY = 0, /* no sort-key condition */
+    STORE_SK_EQ,
+    STORE_SK_BEGINS,  /* begins_with(SK, sk) */
+    STORE_SK_BETWEEN, /* sk <= SK <= sk2 */
+    STORE_SK_LT,
+    STORE_SK_LE,
+    STORE_SK_GT,
+    STORE_SK_GE
+};
+
+struct store_query {
+    enum store_index index;
+    const char *pk;        /* PK (table) or GSI1PK (index) equality */
+    enum store_sk_op sk_op;
+    const char *sk;        /* operand */
+    const char *sk2;       /* BETWEEN upper bound */
+    int limit;             /* items evaluated per page; 0 = until STORE_PAGE_BYTES */
+    bool forward;          /* true: ascending sort key (ScanIndexForward) */
+    bool count_only;       /* Select COUNT: result.items stays NULL */
+    bool consistent;       /* strongly consistent read (table only) */
+    const char *start;     /* cursor from a previous result's next, or NULL */
+};
+
+struct store_result {
+    cJSON *items; /* JSON array of items (NULL for count_only) */
+    int count;    /* items in this page */
+    char *next;   /* opaque cursor (LastEvaluatedKey) or NULL at the end */
+};
+
+/* Runs one page of a query.  Items of a GSI1 query with equal GSI1SK are
+ * ordered by PK then SK.  On error *res is left empty. */
+int store_query(struct store *s, const struct store_query *q, struct store_result *res);
+void store_result_free(struct store_result *res);
+
+/* ---------- transactions and group commit ---------- */
+
+enum store_write_kind {
+    STORE_W_PUT = 0,
+    STORE_W_UPDATE,
+    STORE_W_DELETE,
+    STORE_W_CHECK,      /* condition only (ConditionCheck) */
+    STORE_W_CHECKPOINT  /* set a stream reader's checkpoint atomically with the rest */
+};
+
+struct store_write {
+    enum store_write_kind kind;
+    const cJSON *item;                /* PUT */
+    const char *pk, *sk;              /* UPDATE, DELETE, CHECK */
+    const struct store_action *acts;  /* UPDATE */
+    size_t nacts;
+    struct store_cond cond;
+    const char *reader;               /* CHECKPOINT */
+    uint64_t seq;                     /* CHECKPOINT */
+};
+
+/* All-or-nothing write of up to STORE_TRANSACT_MAX writes, no item twice.
+ * When a condition fails returns ERR_CONDITION, nothing is written (no
+ * stream records either) and *failed (if not NULL) is the index of the
+ * first failing write. */
+int store_transact(struct store *s, const struct store_write *w, size_t n, int *failed);
+
+/*
+ * Group commit.  Between batch_begin and batch_commit every write joins
+ * one backend transaction (each call stays atomic on its own and sees the
+ * batch's earlier writes); batch_commit makes them durable at once.  If it
+ * fails, every write since batch_begin is rolled back and the error is
+ * returned: the caller must answer those requests with an error.
+ * Drivers without cross-request transactions (DynamoDB) treat these as
+ * no-ops and write through.
+ */
+int store_batch_begin(struct store *s);
+int store_batch_commit(struct store *s);
+void store_batch_abort(struct store *s);
+bool store_batch_active(const struct store *s);
+
+/* Called after each successful commit (including implicit ones outside a
+ * batch) with the highest stream sequence now durable. */
+typedef void (*store_commit_cb)(void *arg, uint64_t last_seq);
+void store_set_commit_cb(struct store *s, store_commit_cb cb, void *arg);
+
+/* ---------- change stream ---------- */
+
+enum store_change { STORE_INSERT = 0, STORE_MODIFY, STORE_REMOVE };
+
+struct stream_record {
+    uint64_t seq;          /* strictly increasing, never reused */
+    int64_t ts_ms;         /* commit wall-clock time */
+    enum store_change kind;
+    char *pk, *sk;
+    cJSON *image;          /* NEW_IMAGE; NULL for REMOVE */
+};
+
+/* Reads up to max committed records with seq > after, ascending. */
+int store_stream_read(struct store *s, uint64_t after, size_t max, struct stream_record **recs,
+                      size_t *n);
+void store_stream_free(struct stream_record *recs, size_t n);
+/* Highest committed sequence (0 when the stream is empty). */
+int store_stream_head(struct store *s, uint64_t *seq);
+/* A reader's durable checkpoint (0 when it has none). */
+int store_checkpoint_get(struct store *s, const char *reader, uint64_t *seq);
+int store_checkpoint_set(struct store *s, const char *reader, uint64_t seq);
+/* Deletes records older than the retention period (relative to now_ms). */
+int store_stream_trim(struct store *s, int64_t now_ms, size_t *trimmed);
+
+/* ---------- maintenance ---------- */
+
+/* Deletes up to max items whose ttl < now (epoch s); each deletion is a
+ * REMOVE stream record, like DynamoDB's TTL. */
+int store_purge_expired(struct store *s, int64_t now_ms, size_t max, size_t *purged);
+/* A cheap round trip to the backend; latency in ms. */
+int store_health(struct store *s, double *latency_ms);
+
+/* ---------- capacity accounting ---------- */
+
+struct store_capacity_entry {
+    char pk[256];  /* partition key (truncated to 255 bytes for display) */
+    double wcu;    /* write capacity units consumed in the window */
+    double rcu;    /* read capacity units consumed in the window */
+};
+
+/* DynamoDB item size in bytes: attribute names + values (strings as
+ * UTF-8 bytes, numbers ~ 1 byte per 2 digits + 1, booleans/null 1,
+ * lists/maps 3 + contents + 1 per element). */
+size_t store_item_size(const cJSON *item);
+/* WCU for writing `bytes` (1 per started KB, min 1); RCU for reading
+ * `bytes` (1 per started 4 KB, min 1; halved when eventually consistent). */
+double store_wcu(size_t bytes);
+double store_rcu(size_t bytes, bool consistent);
+/* Top n partition keys by wcu+rcu over the last window_s seconds
+ * (1..60), descending.  *nout receives the number written. */
+int store_capacity_top(struct store *s, int window_s, size_t n, struct store_capacity_entry *out,
+                       size_t *nout);
+/* Totals consumed over the last window_s seconds. */
+void store_capacity_totals(struct store *s, int window_s, double *wcu, double *rcu);
+/* Turns the per-partition ceiling emulation on or off. */
+void store_set_throttle(struct store *s, bool on);
+
+#endif
