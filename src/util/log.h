@@ -10,6 +10,8 @@
 #ifndef GP_UTIL_LOG_H
 #define GP_UTIL_LOG_H
 
+#include <stddef.h>
+
 enum log_level { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR };
 
 void log_set_level(enum log_level lvl);
