@@ -3,7 +3,7 @@
 #   make            build ./genuproof (release, -O2)
 #   make deps       install missing Debian packages (idempotent)
 #   make test       deps + sanitizer build (ASan+UBSan) + every test
-#   make demo       deps + build + ./genuproof demo
+#   make demo       deps + build + ./genuproof serve --demo-data
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make fuzz       libFuzzer binaries (clang) in $(B)/fuzz/
 #   make bench      benchmark programs in $(B)/bench/ (see docs/benchmarks.md)
@@ -105,9 +105,10 @@ fuzz: $(FUZZ_BIN)
 
 bench: genuproof $(BENCH_BIN)
 
+# Until the `demo` subcommand exists: the server with the demo data set.
 demo: deps
 	$(MAKE) genuproof
-	./genuproof demo
+	./genuproof serve --demo-data
 
 # Installs every missing Debian package; runs apt-get update at most once.
 deps:

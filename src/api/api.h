@@ -28,15 +28,20 @@ struct app;
 
 /* Access classes (API.md §0). */
 enum api_access {
-    API_PUBLIC = 0,  /* anyone */
-    API_PUBLIC_RL,   /* anyone, rate-limited per client IP */
-    API_BRAND,       /* a brand key (for the addressed brand) or the admin key */
-    API_INGEST,      /* X-Ingest-Key of an integration */
-    API_ADMIN,       /* the admin key */
-    API_OPTIONAL     /* public, but a valid credential is recognised (e.g. claim GET) */
+    API_PUBLIC = 0, /* anyone */
+    API_PUBLIC_RL,  /* anyone, rate-limited per client IP */
+    API_BRAND,      /* a brand key (for the addressed brand) or the admin key */
+    API_INGEST,     /* X-Ingest-Key of an integration */
+    API_ADMIN,      /* the admin key */
+    API_OPTIONAL    /* public, but a valid credential is recognised (e.g. claim GET) */
 };
 
-enum api_principal_kind { API_ANON = 0, API_PRINCIPAL_BRAND, API_PRINCIPAL_ADMIN, API_PRINCIPAL_INGEST };
+enum api_principal_kind {
+    API_ANON = 0,
+    API_PRINCIPAL_BRAND,
+    API_PRINCIPAL_ADMIN,
+    API_PRINCIPAL_INGEST
+};
 
 struct api_principal {
     enum api_principal_kind kind;
@@ -51,22 +56,26 @@ struct api_req {
     struct http_request *http;
     struct http_response *res;
     struct api_principal who;
-    int64_t now_ms;             /* one "now" per request (API.md §1.3) */
+    int64_t now_ms; /* one "now" per request (API.md §1.3) */
     char now_iso[ISO_LEN + 1];
-    char client_ip[64];         /* API.md §3.8 single rule (trusted proxies only) */
-    char country[64];           /* ISO alpha-2, or "Unknown"/"Local" */
+    char client_ip[64]; /* API.md §3.8 single rule (trusted proxies only) */
+    char country[64];   /* ISO alpha-2, or "Unknown"/"Local" */
     char city[128];
-    const char *route;          /* route pattern for logs/metrics */
-    struct jsonw jw;            /* writer over res->body */
-    cJSON *body_json;           /* parsed body (owned, freed at the end) */
-    void *arena;                /* per-request allocations */
+    const char *route; /* route pattern for logs/metrics */
+    struct jsonw jw;   /* writer over res->body */
+    cJSON *body_json;  /* parsed body (owned, freed at the end) */
+    void *arena;       /* per-request allocations */
+    /* Added by the platform (app.c / api_req.c); handlers do not touch these. */
+    bool query_bad;         /* a query parameter failed to decode (400 answered) */
+    bool body_parsed;       /* body_json holds the result of the one parse */
+    enum api_access access; /* access class of the matched route */
 };
 
 typedef void (*api_handler_fn)(struct api_req *r);
 
 struct api_route {
     enum http_method method;
-    const char *path;  /* exact path, e.g. "/api/products/verify" */
+    const char *path; /* exact path, e.g. "/api/products/verify" */
     enum api_access access;
     api_handler_fn fn;
 };
@@ -116,6 +125,12 @@ int api_body_num(struct api_req *r, const cJSON *obj, const char *field, double 
 
 /* Copies a string into the request arena. */
 char *api_strdup(struct api_req *r, const char *s);
+/* n bytes (zeroed, aligned for any type) from the request arena; freed
+ * when the request ends.  Never NULL (aborts on OOM like xmalloc; callers
+ * bound n by the request's own size limits). */
+void *api_alloc(struct api_req *r, size_t n);
+/* printf into the request arena. */
+char *api_printf(struct api_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- access ---- */
 
@@ -126,6 +141,10 @@ bool api_require_brand(struct api_req *r, const char *brand_id);
 /* True when the caller is BRAND for brand_id or ADMIN (no response). */
 bool api_is_brand(const struct api_req *r, const char *brand_id);
 bool api_is_admin(const struct api_req *r);
+/* True when the caller presented a valid X-Ingest-Key (principal INGEST;
+ * who.brand_id/who.integration_id name the integration).  With --auth
+ * none an INGEST route is open, but a valid key is still recognised. */
+bool api_is_ingest(const struct api_req *r);
 
 /* ---- application services (app.c) ---- */
 
@@ -149,7 +168,7 @@ int api_issue_brand_key(struct api_req *r, const char *brand_id, char key_out[72
  * the audit trail, in the same commit as the request's other writes.
  * action e.g. "brand.created", "product.registered", "product.recalled";
  * brand_id/product_id may be NULL; details is a short text or NULL. */
-int api_audit(struct api_req *r, const char *action, const char *brand_id,
-              const char *product_id, const char *details);
+int api_audit(struct api_req *r, const char *action, const char *brand_id, const char *product_id,
+              const char *details);
 
 #endif

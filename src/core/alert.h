@@ -19,20 +19,23 @@ struct alert_fields {
     const char *severity;   /* low | medium | high | critical */
     const char *product_id; /* may be NULL */
     const char *details;
-    const char *timestamp;  /* ISO: the triggering record's time */
-    const char *write_time; /* ISO: when written (GSI1SK); NULL = timestamp */
-    const char *source;     /* "api" | "detector" | ... */
-    const char *country;    /* may be NULL -> "Unknown" */
-    const char *city;       /* may be NULL -> "Unknown" */
-    const cJSON *ai_analysis;       /* may be NULL -> null (copied) */
-    const char *const *flags;       /* anomalyFlags; may be NULL */
+    const char *timestamp;    /* ISO: the triggering record's time */
+    const char *write_time;   /* ISO: when written (GSI1SK); NULL = timestamp */
+    const char *source;       /* "api" | "detector" | ... */
+    const char *country;      /* may be NULL -> "Unknown" */
+    const char *city;         /* may be NULL -> "Unknown" */
+    const cJSON *ai_analysis; /* may be NULL -> null (copied) */
+    const char *const *flags; /* anomalyFlags; may be NULL */
     size_t nflags;
-    double count;                   /* 0 -> 1 */
-    const char *last_seen;          /* NULL -> timestamp */
+    double count;          /* 0 -> 1 */
+    const char *last_seen; /* NULL -> timestamp */
 };
 
-/* Builds the item (PK/SK/GSI1PK/GSI1SK + attributes).  NULL when a
- * required field is missing or a key would be too long. */
+/* Builds the item (PK/SK/GSI1PK/GSI1SK + attributes, in the order of
+ * alert_write_json).  Required: brand_id, type, severity and timestamp
+ * (canonical ISO, as is write_time when given).  The caller owns the
+ * result (cJSON_Delete).  NULL when a required field is missing, a time
+ * is not canonical ISO or a key would be too long. */
 cJSON *alert_item_new(const struct alert_fields *f);
 /* Writes the alert object of API.md §6.4 from a stored item (no key
  * attributes; missing fields as null / defaults; `source` "api" when

@@ -13,7 +13,9 @@
  *     invalid UTF-8 bytes are written as U+FFFD;
  *   - objects keep the stored key order; no whitespace.
  * All functions append to a struct buf and return 0 or ERR_TOOBIG (the
- * buffer's cap) ; on error the buffer holds a partial text.
+ * buffer's cap), or ERR_INVALID for a cJSON item of invalid type or nested
+ * deeper than 1000 levels; on error the buffer holds a partial text.
+ * Output never depends on the C locale (LC_NUMERIC).
  */
 #ifndef GP_CORE_CANON_H
 #define GP_CORE_CANON_H

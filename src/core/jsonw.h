@@ -11,6 +11,11 @@
  * Errors (buffer cap, nesting deeper than JSONW_DEPTH) are sticky: later
  * calls do nothing and jsonw_error() returns the first error.
  * jsonw_kstr()/jsonw_str() with a NULL string write null.
+ * Misuse (a key inside an array, a value in an object without a key,
+ * jsonw_end() with nothing open) sets ERR_INVALID.  Several top-level
+ * values are written one after the other without separators.
+ * jsonw_int() writes |v| <= 2^53 exactly and larger values as the double
+ * JavaScript would see (canon_number).
  */
 #ifndef GP_CORE_JSONW_H
 #define GP_CORE_JSONW_H
@@ -31,6 +36,7 @@ struct jsonw {
     int err;
     bool need_comma[JSONW_DEPTH];
     bool after_key;
+    char closer[JSONW_DEPTH]; /* '}' or ']' per open container */
 };
 
 void jsonw_init(struct jsonw *w, struct buf *b);

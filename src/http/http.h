@@ -11,8 +11,19 @@
  *   request line + headers > max_header_bytes -> 431, more than
  *   max_headers headers -> 431, body > max_body -> 413, malformed -> 400,
  *   header timeout / slow body -> connection closed (408 when nothing of a
- *   response is pending), idle keep-alive timeout -> closed.
+ *   response is pending), idle keep-alive timeout -> closed.  Error
+ *   answers close the connection.  A new connection that sends nothing
+ *   gets the header timeout; output that makes no progress for
+ *   body_timeout closes the connection.
  * All durations are multiplied by GENUPROOF_TIME_SCALE.
+ *
+ * The server answers by itself: "100 Continue" (Expect: 100-continue),
+ * CORS preflights (OPTIONS when cors_origin is set: 204, handle() is not
+ * called, done() is), and 503 beyond max_conns.
+ *
+ * Single-threaded: every function here must be called from the loop's
+ * thread.  Never call http_server_free() from handle(), commit(), done()
+ * or a stream callback (drain's done_cb may).
  */
 #ifndef GP_HTTP_HTTP_H
 #define GP_HTTP_HTTP_H
@@ -46,7 +57,7 @@ struct http_header {
 };
 
 /* A complete request.  All pointers are views valid only during the
- * handle() call; copy what must outlive it. */
+ * handle() (and done()) call; copy what must outlive it. */
 struct http_request {
     enum http_method method;
     const char *method_name;
@@ -73,11 +84,17 @@ struct http_response {
     const char *content_type; /* default "application/json" */
     struct buf headers;       /* extra "Name: value\r\n" lines */
     struct buf body;
-    bool close;               /* close the connection after this response */
-    /* Streaming (SSE): when set, the head is sent with no Content-Length,
-     * the connection stays open and stream_open(arg, conn) is called once
-     * the head has been queued; the application then writes with
-     * http_conn_send() and is told of the close via stream_closed. */
+    bool close; /* close the connection after this response */
+    /* Streaming (SSE): when set, the head is sent with no Content-Length
+     * (status default 200, content_type default text/event-stream, then
+     * body if any), the connection stays open and stream_open(arg, conn)
+     * is called once the head has been queued after the commit; the
+     * application then writes with http_conn_send() and is told of the
+     * close via stream_closed.  stream_closed(arg, conn) is called exactly
+     * once for every response the server accepted with stream set, even
+     * when stream_open never ran (commit failed, HEAD request, draining);
+     * conn is invalid after it returns.  Input on a streaming connection
+     * is discarded; the connection has no idle timeout. */
     bool stream;
     void (*stream_open)(void *arg, struct http_conn *c);
     void (*stream_closed)(void *arg, struct http_conn *c);
@@ -107,17 +124,17 @@ struct http_handler {
 };
 
 struct http_server_config {
-    const char *listen;          /* "HOST:PORT", "[::1]:PORT"; default 127.0.0.1:8080 */
-    size_t max_header_bytes;     /* default 16 KiB */
-    size_t max_headers;          /* default 100 */
-    size_t max_body;             /* default 1 MiB */
-    double header_timeout;       /* default 10 s */
-    double idle_timeout;         /* default 60 s */
-    double body_timeout;         /* default 30 s */
-    size_t max_conns;            /* default 20000 */
-    size_t stream_buffer_max;    /* per streaming connection, default 256 KiB */
-    const char *cors_origin;     /* NULL: no CORS headers */
-    bool reuseport;              /* SO_REUSEPORT (serve --workers) */
+    const char *listen;       /* "HOST:PORT", "[::1]:PORT"; default 127.0.0.1:8080 */
+    size_t max_header_bytes;  /* default 16 KiB */
+    size_t max_headers;       /* default 100 */
+    size_t max_body;          /* default 1 MiB */
+    double header_timeout;    /* default 10 s */
+    double idle_timeout;      /* default 60 s */
+    double body_timeout;      /* default 30 s */
+    size_t max_conns;         /* default 20000 */
+    size_t stream_buffer_max; /* per streaming connection, default 256 KiB */
+    const char *cors_origin;  /* NULL: no CORS headers */
+    bool reuseport;           /* SO_REUSEPORT (serve --workers) */
 };
 
 /* Binds and starts accepting on loop.  NULL on error (message in err). */
@@ -125,19 +142,25 @@ struct http_server *http_server_new(struct ev_loop *loop, const struct http_serv
                                     const struct http_handler *h, char *err, size_t errlen);
 /* The bound port (useful with port 0). */
 int http_server_port(const struct http_server *s);
-/* Stops accepting; in-flight requests finish, idle and streaming
- * connections are closed; done_cb runs once no connection is left. */
+/* Stops accepting (closes the listening sockets); in-flight requests
+ * finish and their answers carry "Connection: close"; idle and streaming
+ * connections are closed; done_cb runs from the loop (never from inside
+ * this call) once no connection is left.  done_cb may free the server. */
 void http_server_drain(struct http_server *s, void (*done_cb)(void *arg), void *arg);
 void http_server_free(struct http_server *s);
 size_t http_server_conn_count(const struct http_server *s);
 
-/* Streaming connections: queue bytes; ERR_TOOBIG when the connection's
- * output buffer would exceed stream_buffer_max (the connection is then
- * closed and stream_closed called later from the loop). */
+/* Streaming connections: queues bytes and tries to write them at once.
+ * ERR_TOOBIG when the connection's unsent output would exceed
+ * stream_buffer_max (the connection is then closed and stream_closed
+ * called later from the loop); ERR_IO when the connection is already
+ * closing; ERR_INVALID when it is not a streaming connection. */
 int http_conn_send(struct http_conn *c, const void *data, size_t n);
 /* Closes a connection (deferred to the loop's prepare phase). */
 void http_conn_close(struct http_conn *c);
+/* The peer's numeric IP address ("127.0.0.1", "::1"). */
 const char *http_conn_peer(const struct http_conn *c);
+/* Bytes queued on the connection and not yet written. */
 size_t http_conn_pending(const struct http_conn *c);
 
 #endif

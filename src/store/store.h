@@ -32,10 +32,16 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/keys.h"
+
 struct store;
 
 /* Largest item accepted (DynamoDB's limit). */
 #define STORE_ITEM_MAX (400 * 1024)
+/* Longest partition key / sort key in bytes (DynamoDB's limits); the
+ * GSI1 attributes have the same bounds. */
+#define STORE_PK_MAX 2048
+#define STORE_SK_MAX 1024
 /* Most writes in one store_transact() call. */
 #define STORE_TRANSACT_MAX 100
 /* A query page stops after this many bytes of items (DynamoDB's 1 MB). */
@@ -60,6 +66,24 @@ struct store_options {
 struct store *store_open_sqlite(const struct store_options *o, char *err, size_t errlen);
 void store_close(struct store *s);
 const char *store_driver_name(const struct store *s);
+
+/* The store's clock (ms since the epoch): TTL expiry, stream timestamps
+ * and the capacity windows use it.  Default: the wall clock.  Tests
+ * install a fake one; fn NULL restores the default. */
+typedef int64_t (*store_clock_fn)(void *arg);
+void store_set_clock(struct store *s, store_clock_fn fn, void *arg);
+
+/* Operation counters since open (for /metrics). */
+struct store_stats {
+    uint64_t gets, puts, updates, deletes, queries, transacts;
+    uint64_t commits;           /* backend commits that reached the commit callback */
+    uint64_t errors;            /* operations failing with anything but NOTFOUND,
+                                 * CONDITION or THROTTLED */
+    uint64_t throttled;         /* ERR_THROTTLED results */
+    uint64_t conditions_failed; /* ERR_CONDITION results */
+    uint64_t batch_writes_last; /* write operations in the last committed batch */
+};
+void store_get_stats(const struct store *s, struct store_stats *out);
 
 /* ---------- conditions and updates ---------- */
 
@@ -245,6 +269,16 @@ int store_capacity_top(struct store *s, int window_s, size_t n, struct store_cap
                        size_t *nout);
 /* Totals consumed over the last window_s seconds. */
 void store_capacity_totals(struct store *s, int window_s, double *wcu, double *rcu);
+/* Partition heat: for one minute, the most WCU/RCU a single partition key
+ * of each key family (core/keys.h) consumed within one second. */
+struct store_heat_minute {
+    int64_t minute_ms; /* start of the minute, ms since the epoch */
+    double wcu_max[KF_COUNT];
+    double rcu_max[KF_COUNT];
+};
+/* Fills up to n minutes of the last 30 that saw traffic, most recent
+ * first; *nout receives the number written. */
+int store_capacity_heat(struct store *s, size_t n, struct store_heat_minute *out, size_t *nout);
 /* Turns the per-partition ceiling emulation on or off. */
 void store_set_throttle(struct store *s, bool on);
 

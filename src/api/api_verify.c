@@ -1,0 +1,352 @@
+/*
+ * api_verify.c - GET /api/products/verify: consumer verification (API.md
+ * §5 with the Reimpl rules).
+ *
+ * authentic = hash matches && signature valid && chain intact ([D20]).
+ * A counted scan (not metadata=true) writes one scan item with a unique
+ * key ([D15]) and bumps the product's and the brand's scanCount through
+ * the group-commit counters; the response reports the post-increment
+ * count ([D27]).  Warnings are computed here but verify writes no alert:
+ * the detector raises alerts from the change stream, once per window.
+ * The work per request is bounded: the geographic check reads at most
+ * VERIFY_GEO_LIMIT scans of the last 24 h and the burst check counts at
+ * most VERIFY_BURST_LIMIT scans of the last hour, whatever the product's
+ * history; the current scan is added explicitly ([D28]).
+ */
+#include "api/api_verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api_products.h"
+#include "api/product_decode.h"
+#include "core/canon.h"
+#include "core/chain.h"
+#include "core/crypto.h"
+#include "core/event.h"
+#include "core/ids.h"
+#include "core/keys.h"
+#include "core/product.h"
+#include "util/err.h"
+
+#define DAY_MS 86400000LL
+#define HOUR_MS 3600000LL
+#define WARN_MAX 8
+#define SCAN_PUT_TRIES 3
+
+struct verify_state {
+    bool metadata;
+    const char *warnings[WARN_MAX];
+    size_t nwarn;
+};
+
+static void warn(struct verify_state *v, const char *msg)
+{
+    if (v->nwarn < WARN_MAX)
+        v->warnings[v->nwarn++] = msg;
+}
+
+/* JavaScript's x.toFixed(1) for the velocity message (ties go up). */
+static void to_fixed1(double x, char out[64])
+{
+    double t = x * 10, f = floor(t);
+    if (t - f == 0.5)
+        snprintf(out, 64, "%.1f", (f + 1) / 10);
+    else
+        snprintf(out, 64, "%.1f", x);
+}
+
+/* A country that counts for the geographic check (API.md §5 Reimpl). */
+static bool country_known(const char *c)
+{
+    return c && *c && strcmp(c, "Unknown") != 0 && strcmp(c, "Local") != 0;
+}
+
+/* Distinct known countries among the product's scans of the last 24 h,
+ * this request's country included. */
+static int geo_countries(struct api_req *r, const char *pk, size_t *n)
+{
+    char from[ISO_LEN + 1];
+    struct key lo, hi;
+    struct store_result res = {0};
+    const char *seen[VERIFY_GEO_LIMIT + 1];
+    const cJSON *it;
+    size_t k = 0;
+    int rc;
+
+    *n = 0;
+    time_iso(r->now_ms - DAY_MS, from);
+    if (!key_scan_lo(&lo, from) || !key_scan_hi(&hi, r->now_iso))
+        return ERR_INVALID;
+    struct store_query q = {.index = STORE_INDEX_TABLE,
+                            .pk = pk,
+                            .sk_op = STORE_SK_BETWEEN,
+                            .sk = lo.s,
+                            .sk2 = hi.s,
+                            .limit = VERIFY_GEO_LIMIT,
+                            .forward = false,
+                            .consistent = true};
+    rc = store_query(api_store(r), &q, &res);
+    if (rc)
+        return rc;
+    if (country_known(r->country))
+        seen[k++] = r->country;
+    cJSON_ArrayForEach(it, res.items)
+    {
+        const char *c = product_str(it, "country");
+        size_t j;
+        if (!country_known(c))
+            continue;
+        for (j = 0; j < k; j++)
+            if (strcmp(seen[j], c) == 0)
+                break;
+        if (j == k && k < VERIFY_GEO_LIMIT + 1)
+            seen[k++] = c;
+    }
+    *n = k;
+    store_result_free(&res);
+    return 0;
+}
+
+/* Scans of the last hour before this one (at most VERIFY_BURST_LIMIT). */
+static int burst_count(struct api_req *r, const char *pk, int *n)
+{
+    char from[ISO_LEN + 1];
+    struct key lo, hi;
+    struct store_result res = {0};
+    int rc;
+
+    *n = 0;
+    time_iso(r->now_ms - HOUR_MS, from);
+    if (!key_scan_lo(&lo, from) || !key_scan_hi(&hi, r->now_iso))
+        return ERR_INVALID;
+    struct store_query q = {.index = STORE_INDEX_TABLE,
+                            .pk = pk,
+                            .sk_op = STORE_SK_BETWEEN,
+                            .sk = lo.s,
+                            .sk2 = hi.s,
+                            .limit = VERIFY_BURST_LIMIT,
+                            .forward = false,
+                            .count_only = true,
+                            .consistent = true};
+    rc = store_query(api_store(r), &q, &res);
+    if (rc == 0)
+        *n = res.count;
+    store_result_free(&res);
+    return rc;
+}
+
+/* Writes the scan item E8 (unique SCAN#<ts>#<scanId> key). */
+static int put_scan(struct api_req *r, const cJSON *product, bool authentic)
+{
+    const char *pid = product_str(product, "productId");
+    struct key pk, sk;
+    int rc = ERR_CONDITION;
+
+    if (!key_product_pk(&pk, pid))
+        return ERR_INVALID;
+    for (int i = 0; i < SCAN_PUT_TRIES && rc == ERR_CONDITION; i++) {
+        char scan_id[9];
+        ids_random_hex(4, scan_id);
+        if (!key_scan_sk(&sk, r->now_iso, scan_id))
+            return ERR_INVALID;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "PK", pk.s);
+        cJSON_AddStringToObject(o, "SK", sk.s);
+        cJSON_AddStringToObject(o, "productId", pid);
+        cJSON_AddStringToObject(o, "timestamp", r->now_iso);
+        cJSON_AddStringToObject(o, "ip", r->client_ip[0] ? r->client_ip : "unknown");
+        cJSON_AddStringToObject(o, "country", r->country[0] ? r->country : "Unknown");
+        cJSON_AddStringToObject(o, "city", r->city[0] ? r->city : "Unknown");
+        cJSON_AddStringToObject(o, "userAgent", prod_user_agent_stored(r));
+        cJSON_AddStringToObject(o, "result", authentic ? "authentic" : "suspicious");
+        cJSON_AddStringToObject(o, "scanId", scan_id);
+        if (product_str(product, "brandId"))
+            cJSON_AddStringToObject(o, "brandId", product_str(product, "brandId"));
+        struct store_cond cond = {.kind = STORE_COND_NOT_EXISTS};
+        rc = store_put(api_store(r), o, &cond);
+        cJSON_Delete(o);
+    }
+    return rc;
+}
+
+/* The counted-scan part of §5 step 7: anomaly reads, the scan write, the
+ * counters, and the geographic/burst/velocity warnings.  *scans is the
+ * post-increment scanCount. */
+static int count_scan(struct api_req *r, struct verify_state *v, const cJSON *product,
+                      bool authentic, double *scans)
+{
+    const char *pk = product_str(product, "PK");
+    const char *created = product_str(product, "createdAt");
+    struct key bpk;
+    size_t countries = 0;
+    int recent = 0, rc;
+
+    rc = geo_countries(r, pk, &countries);
+    if (!rc)
+        rc = burst_count(r, pk, &recent);
+    if (!rc)
+        rc = put_scan(r, product, authentic);
+    if (rc)
+        return rc;
+    *scans = product_scan_count(product) + api_counter_add(r, pk, KEY_SK_META, "scanCount", 1);
+    if (key_brand_pk(&bpk, product_str(product, "brandId")))
+        api_counter_add(r, bpk.s, KEY_SK_STATS, "scanCount", 1);
+
+    if (countries >= 3)
+        warn(v, api_printf(r, "Product scanned from %zu different countries in 24h", countries));
+    if (recent + 1 >= 10)
+        warn(v, api_printf(r, "Unusual scan volume: %d scans in the last hour", recent + 1));
+
+    int64_t created_ms;
+    if (created && time_parse_iso(created, &created_ms) == 0) {
+        double days = (double)(r->now_ms - created_ms) / (double)DAY_MS;
+        if (days < 1)
+            days = 1;
+        double rate = *scans / days;
+        if (*scans > 20 && rate > 5) {
+            char total[CANON_NUM_MAX], rtxt[64];
+            canon_number_str(*scans, total);
+            to_fixed1(rate, rtxt);
+            warn(v, api_printf(r,
+                               "Abnormal scan velocity: %s total scans (%s/day avg). A single "
+                               "authentic product typically has fewer scans. This may indicate "
+                               "cloned tags.",
+                               total, rtxt));
+        }
+    }
+    return 0;
+}
+
+static void write_claim(struct api_req *r, struct jsonw *w, const cJSON *claim,
+                        const char *brand_id, bool is_claimant)
+{
+    jsonw_key(w, "claim");
+    jsonw_obj(w);
+    jsonw_kbool(w, "claimed", claim != NULL);
+    if (claim) {
+        jsonw_kstr(w, "claimedAt", product_str(claim, "claimedAt"));
+        /* The claimant's name only for the owning brand ([D04]). */
+        jsonw_kstr(w, "claimedBy",
+                   api_is_brand(r, brand_id) ? product_str(claim, "consumerName") : NULL);
+    }
+    jsonw_kbool(w, "isClaimant", is_claimant);
+    jsonw_end(w);
+}
+
+void api_products_verify(struct api_req *r)
+{
+    static const char *fail_msg = "Verification failed";
+    const char *code = api_query(r, "code");
+    const char *product_id = api_query(r, "productId");
+    const char *meta = api_query(r, "metadata");
+    struct verify_state v = {0};
+    cJSON *lookup = NULL, *product = NULL, *events = NULL, *claim = NULL;
+    bool hash_match, sig_valid, chain_ok, authentic, is_claimant = false;
+    const cJSON *ev;
+    struct jsonw *w;
+    struct key pk;
+    double scans;
+    int rc;
+
+    if (!api_query_ok(r))
+        return;
+    v.metadata = meta && strcmp(meta, "true") == 0;
+    if (!code && !product_id) {
+        api_error(r, 400, "code or productId is required");
+        return;
+    }
+    if (code) {
+        rc = ERR_NOTFOUND;
+        if (pd_id_ok(code) && key_verify_pk(&pk, code))
+            rc = store_get(api_store(r), pk.s, KEY_SK_META, true, &lookup);
+        if (rc == ERR_NOTFOUND) {
+            prod_error_flag(r, 404, "authentic", "Invalid verification code");
+            goto out;
+        }
+        if (rc) {
+            api_fail(r, fail_msg, rc);
+            goto out;
+        }
+        product_id = product_str(lookup, "productId");
+    }
+    rc = prod_get(r, product_id, &product);
+    if (rc == ERR_NOTFOUND) {
+        prod_error_flag(r, 404, "authentic", "Product not found");
+        goto out;
+    }
+    if (rc) {
+        api_fail(r, fail_msg, rc);
+        goto out;
+    }
+
+    product_check(product, api_signing_secret(r), &hash_match, &sig_valid);
+    rc = chain_list(api_store(r), product_id, &events);
+    if (rc) {
+        api_fail(r, fail_msg, rc);
+        goto out;
+    }
+    chain_ok = chain_valid(events);
+    authentic = hash_match && sig_valid && chain_ok;
+
+    rc = store_get(api_store(r), product_str(product, "PK"), KEY_SK_CLAIM, true, &claim);
+    if (rc && rc != ERR_NOTFOUND) {
+        api_fail(r, fail_msg, rc);
+        goto out;
+    }
+    if (claim) {
+        char fp[CRYPTO_HEX_LEN + 1];
+        const char *stored = product_str(claim, "fingerprint");
+        crypto_fingerprint(r->client_ip[0] ? r->client_ip : "unknown", prod_user_agent(r), fp);
+        is_claimant = stored && crypto_ct_streq(fp, stored);
+    }
+
+    if (v.metadata) {
+        scans = product_scan_count(product) +
+                api_counter_pending(r, product_str(product, "PK"), KEY_SK_META, "scanCount");
+    } else {
+        rc = count_scan(r, &v, product, authentic, &scans);
+        if (rc) {
+            api_fail(r, fail_msg, rc);
+            goto out;
+        }
+    }
+    if (!hash_match)
+        warn(&v, "Product record hash mismatch \xe2\x80\x94 possible tampering");
+    if (claim && !v.metadata && !is_claimant)
+        warn(&v, "This product has been registered to another consumer. If you purchased this "
+                 "product new, it may be a counterfeit with a cloned tag.");
+
+    w = api_json(r, 200);
+    jsonw_obj(w);
+    jsonw_kbool(w, "authentic", authentic);
+    jsonw_key(w, "product");
+    product_write_verify_json(w, product);
+    jsonw_key(w, "events");
+    jsonw_arr(w);
+    cJSON_ArrayForEach(ev, events)
+    {
+        event_write_verify_json(w, ev);
+    }
+    jsonw_end(w);
+    jsonw_key(w, "warnings");
+    jsonw_arr(w);
+    for (size_t i = 0; i < v.nwarn; i++)
+        jsonw_str(w, v.warnings[i]);
+    jsonw_end(w);
+    jsonw_knum(w, "scanCount", scans);
+    jsonw_key(w, "certificate");
+    jsonw_obj(w);
+    jsonw_kstr(w, "hash", product_str(product, "hash"));
+    jsonw_kbool(w, "signatureValid", sig_valid);
+    jsonw_kbool(w, "chainIntegrity", chain_ok);
+    jsonw_end(w);
+    write_claim(r, w, claim, product_str(product, "brandId"), is_claimant);
+    jsonw_end(w);
+out:
+    cJSON_Delete(lookup);
+    cJSON_Delete(product);
+    cJSON_Delete(events);
+    cJSON_Delete(claim);
+}

@@ -1,0 +1,16 @@
+/*
+ * api_verify.h - GET /api/products/verify (API.md §5, §9.8).
+ */
+#ifndef GP_API_API_VERIFY_H
+#define GP_API_API_VERIFY_H
+
+#include "api/api.h"
+
+/* Burst window count query limit and geographic window scan limit: the
+ * work of one verify never grows with the product's scan history. */
+#define VERIFY_BURST_LIMIT 11
+#define VERIFY_GEO_LIMIT 200
+
+void api_products_verify(struct api_req *r);
+
+#endif

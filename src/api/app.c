@@ -1,0 +1,442 @@
+/*
+ * app.c - the http_handler of GenuProof (app.h) and the application
+ * services of api.h.
+ *
+ * Per request (app_handle): open the loop iteration's store batch if none
+ * is active, take one "now", route, resolve the client IP and geo, check
+ * the route's access class, rate-limit, run the handler, free the request
+ * arena.  Per loop iteration (app_commit): fold the pending hot counters
+ * into one update per item, then commit the batch; a failure makes the
+ * server answer 500 to every request of the iteration, so a 2xx always
+ * means "durable".  After each response (app_done): access log line and
+ * metrics.
+ */
+#include "api/app.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_req.h"
+#include "api/auth.h"
+#include "api/counters.h"
+#include "api/geo.h"
+#include "api/metrics.h"
+#include "api/ratelimit.h"
+#include "api/router.h"
+#include "core/canon.h"
+#include "core/crypto.h"
+#include "core/ids.h"
+#include "store/store.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+struct app {
+    struct store *store;
+    char *signing_secret;
+    char *base_url;
+    bool auth_off, quiet;
+    char admin_hash[65];
+    unsigned char pepper[64];
+    size_t pepper_len;
+    char *admin_key_file; /* set when this start generated the key */
+    struct ratelimit *rl;
+    struct geo_proxies *proxies;
+    struct geo_db *geo;
+    struct metrics *metrics;
+    struct counters *counters;
+    size_t batch_requests; /* requests since the last commit */
+    struct http_server *srv;
+    int64_t (*clock)(void *arg);
+    void *clock_arg;
+};
+
+static char *path_with_suffix(const char *db, const char *suffix)
+{
+    size_t n = strlen(db) + strlen(suffix) + 1;
+    char *p = xmalloc(n);
+    snprintf(p, n, "%s%s", db, suffix);
+    return p;
+}
+
+struct app *app_new(const struct app_config *cfg, struct store *s, char *err, size_t errlen)
+{
+    struct app *a = xcalloc(1, sizeof *a);
+    char now_iso[ISO_LEN + 1];
+    char *key_path = NULL;
+    int rc = 0;
+
+    time_iso(time_now_ms(), now_iso);
+    a->store = s;
+    a->auth_off = cfg->auth_off;
+    a->quiet = cfg->quiet;
+    if (!cfg->signing_secret || !*cfg->signing_secret) {
+        snprintf(err, errlen, "no signing secret");
+        goto fail;
+    }
+    a->signing_secret = xstrdup(cfg->signing_secret);
+    a->base_url = xstrdup(cfg->base_url && *cfg->base_url ? cfg->base_url : APP_DEFAULT_BASE_URL);
+    for (size_t n = strlen(a->base_url); n > 0 && a->base_url[n - 1] == '/'; n--)
+        a->base_url[n - 1] = '\0';
+    a->metrics = metrics_new(time_now_ms());
+    a->counters = counters_new();
+
+    a->proxies = geo_proxies_parse(cfg->trust_proxy ? cfg->trust_proxy : APP_DEFAULT_TRUST_PROXY,
+                                   err, errlen);
+    if (!a->proxies)
+        goto fail;
+    if (cfg->geoip_path && *cfg->geoip_path) {
+        a->geo = geo_db_open(cfg->geoip_path, err, errlen);
+        if (!a->geo)
+            goto fail;
+    }
+    if (cfg->rate_limit > 0) {
+        a->rl = rl_new((double)cfg->rate_limit, 2.0 * (double)cfg->rate_limit, RL_DEFAULT_CLIENTS);
+        if (!a->rl) {
+            snprintf(err, errlen, "bad rate limit");
+            goto fail;
+        }
+    }
+
+    /* admin key (hash only) */
+    if (!cfg->admin_key && !cfg->db_path) {
+        /* no file to keep a generated key in: admin only via the env */
+        a->admin_hash[0] = '\0';
+    } else {
+        bool generated = false;
+        key_path = cfg->db_path ? path_with_suffix(cfg->db_path, ".admin-key") : NULL;
+        rc = auth_admin_setup(s, cfg->admin_key, key_path, now_iso, a->admin_hash, &generated, err,
+                              errlen);
+        if (rc)
+            goto fail;
+        if (generated) {
+            a->admin_key_file = key_path;
+            key_path = NULL;
+        }
+        /* the key joined no batch: the put committed on its own */
+    }
+
+    /* email pepper */
+    if (cfg->email_pepper && *cfg->email_pepper) {
+        a->pepper_len = strlen(cfg->email_pepper);
+        if (a->pepper_len > sizeof a->pepper)
+            a->pepper_len = sizeof a->pepper;
+        memcpy(a->pepper, cfg->email_pepper, a->pepper_len);
+    } else if (cfg->db_path) {
+        char *pp = path_with_suffix(cfg->db_path, ".pepper");
+        bool created;
+        rc = auth_secret_file(pp, a->pepper, &created, err, errlen);
+        free(pp);
+        if (rc)
+            goto fail;
+        a->pepper_len = 32;
+    } else {
+        ids_random(a->pepper, 32); /* ephemeral: tests without files */
+        a->pepper_len = 32;
+    }
+    free(key_path);
+    return a;
+fail:
+    free(key_path);
+    app_free(a);
+    return NULL;
+}
+
+void app_free(struct app *a)
+{
+    if (!a)
+        return;
+    if (a->signing_secret) {
+        memset(a->signing_secret, 0, strlen(a->signing_secret));
+        free(a->signing_secret);
+    }
+    memset(a->pepper, 0, sizeof a->pepper);
+    free(a->base_url);
+    free(a->admin_key_file);
+    rl_free(a->rl);
+    geo_proxies_free(a->proxies);
+    geo_db_close(a->geo);
+    metrics_free(a->metrics);
+    counters_free(a->counters);
+    free(a);
+}
+
+void app_http_handler(struct app *a, struct http_handler *h)
+{
+    memset(h, 0, sizeof *h);
+    h->arg = a;
+    h->handle = app_handle;
+    h->commit = app_commit;
+    h->done = app_done;
+}
+
+const char *app_admin_key_file(const struct app *a)
+{
+    return a->admin_key_file;
+}
+
+struct store *app_store(struct app *a)
+{
+    return a->store;
+}
+
+struct metrics *app_metrics(struct app *a)
+{
+    return a->metrics;
+}
+
+void app_set_server(struct app *a, struct http_server *srv)
+{
+    a->srv = srv;
+}
+
+void app_set_clock(struct app *a, int64_t (*mono_ms)(void *arg), void *arg)
+{
+    a->clock = mono_ms;
+    a->clock_arg = arg;
+}
+
+static int64_t app_mono_ms(const struct app *a)
+{
+    return a->clock ? a->clock(a->clock_arg) : time_mono_ms();
+}
+
+/* ---------- access ---------- */
+
+/* Sets r->who from the request's credentials and checks the route's
+ * access class.  Returns false when a response (401/403/500) was given. */
+static bool authenticate(struct app *a, struct api_req *r)
+{
+    enum api_access acc = r->access;
+    int rc;
+    if (a->auth_off)
+        r->who.kind = API_PRINCIPAL_ADMIN;
+
+    if (acc == API_INGEST) {
+        const char *ik = http_request_header(r->http, "X-Ingest-Key");
+        if (ik) {
+            struct api_principal p;
+            rc = auth_resolve_ingest(a->store, ik, &p);
+            if (!rc) {
+                r->who = p;
+                return true;
+            }
+            if (rc != ERR_NOTFOUND) {
+                api_fail(r, "Internal error", rc);
+                return false;
+            }
+        }
+        if (a->auth_off)
+            return true;
+        api_error(r, 401, "Unauthorized");
+        return false;
+    }
+
+    const char *authz = http_request_header(r->http, "Authorization");
+    if (authz && !a->auth_off) {
+        char key[AUTH_KEY_MAX + 1];
+        if (!auth_parse_bearer(authz, key, sizeof key)) {
+            rc = auth_resolve_bearer(a->store, a->admin_hash, key, &r->who);
+            if (rc && rc != ERR_NOTFOUND && (acc == API_BRAND || acc == API_ADMIN)) {
+                api_fail(r, "Internal error", rc);
+                return false;
+            }
+        }
+        memset(key, 0, sizeof key);
+    }
+
+    switch (acc) {
+    case API_BRAND:
+        if (r->who.kind == API_PRINCIPAL_BRAND || r->who.kind == API_PRINCIPAL_ADMIN)
+            return true;
+        break;
+    case API_ADMIN:
+        if (r->who.kind == API_PRINCIPAL_ADMIN)
+            return true;
+        if (r->who.kind != API_ANON) {
+            api_error(r, 403, "Forbidden");
+            return false;
+        }
+        break;
+    default: /* PUBLIC, PUBLIC_RL, OPTIONAL: never rejected */
+        return true;
+    }
+    api_error(r, 401, "Unauthorized");
+    return false;
+}
+
+/* Token bucket per client IP on API_PUBLIC_RL routes.  The configured
+ * admin key (an operator, or a test driver) is exempt when auth is on. */
+static bool rate_limited(struct app *a, struct api_req *r)
+{
+    int retry = 1;
+    if (!a->rl || r->access != API_PUBLIC_RL)
+        return false;
+    if (!a->auth_off && r->who.kind == API_PRINCIPAL_ADMIN)
+        return false;
+    if (rl_take(a->rl, r->client_ip, app_mono_ms(a), &retry))
+        return false;
+    api_error(r, 429, "Too many requests");
+    http_response_header(r->res, "Retry-After", "%d", retry);
+    return true;
+}
+
+/* ---------- http_handler ---------- */
+
+void app_handle(void *arg, struct http_request *req, struct http_response *res)
+{
+    struct app *a = arg;
+    struct api_req r;
+    const struct api_route *rt = NULL;
+    char allow[96];
+
+    api_req_init(&r, a, req, res, time_now_ms());
+    a->batch_requests++;
+    if (!store_batch_active(a->store)) {
+        int rc = store_batch_begin(a->store);
+        if (rc) /* writes then commit one by one: still durable before the reply */
+            log_msg(LOG_WARN, NULL, "store_batch_begin failed: %s", err_str(rc));
+    }
+
+    switch (router_match(req->method, req->path, &rt, allow, sizeof allow)) {
+    case ROUTER_NOT_FOUND:
+        api_error(&r, 404, "Not found");
+        goto out;
+    case ROUTER_BAD_METHOD:
+        api_error(&r, 405, "Method not allowed");
+        http_response_header(res, "Allow", "%s", allow);
+        goto out;
+    case ROUTER_FOUND:
+        break;
+    }
+    r.route = rt->path;
+    r.access = rt->access;
+    geo_resolve(a->proxies, a->geo, req, r.client_ip, sizeof r.client_ip, r.country,
+                sizeof r.country, r.city, sizeof r.city);
+    if (!authenticate(a, &r))
+        goto out;
+    if (rate_limited(a, &r))
+        goto out;
+    rt->fn(&r);
+    if (res->status == 0)
+        api_fail(&r, "Internal error", ERR_INTERNAL);
+    else if (r.jw.b == &res->body && jsonw_error(&r.jw))
+        api_fail(&r, "Internal error", jsonw_error(&r.jw));
+out:
+    api_req_finish(&r);
+}
+
+int app_commit(void *arg)
+{
+    struct app *a = arg;
+    size_t n = a->batch_requests;
+    a->batch_requests = 0;
+    int rc = counters_flush(a->counters, a->store);
+    if (store_batch_active(a->store)) {
+        if (rc)
+            store_batch_abort(a->store);
+        else
+            rc = store_batch_commit(a->store);
+    }
+    if (rc)
+        log_msg(LOG_ERROR, NULL, "group commit of %zu requests failed: %s", n, err_str(rc));
+    metrics_commit(a->metrics, n, rc != 0);
+    return rc;
+}
+
+void app_done(void *arg, const struct http_request *req, const struct http_response *res,
+              size_t bytes, double duration_ms)
+{
+    struct app *a = arg;
+    const struct api_route *rt = NULL;
+    char allow[8];
+    router_match(req->method, req->path, &rt, allow, sizeof allow);
+    metrics_request(a->metrics, rt ? rt->path : NULL, res->status, duration_ms);
+    if (a->srv)
+        metrics_set_connections(a->metrics, (long)http_server_conn_count(a->srv));
+    if (a->quiet || !log_enabled(LOG_INFO))
+        return;
+
+    /* The query string is left out on purpose: it may carry codes or keys. */
+    char client[64];
+    char line[1536];
+    struct buf b = BUF_INIT(sizeof line);
+    geo_client_ip(a->proxies, req, client, sizeof client);
+    size_t plen = strlen(req->path ? req->path : "");
+    if (plen > 512)
+        plen = 512;
+    int rc = buf_puts(&b, "\"method\":");
+    if (!rc)
+        rc = canon_cstring(&b, req->method_name ? req->method_name : "");
+    if (!rc)
+        rc = buf_puts(&b, ",\"path\":");
+    if (!rc)
+        rc = canon_string(&b, req->path ? req->path : "", plen);
+    if (!rc)
+        rc = buf_printf(&b, ",\"route\":\"%s\",\"status\":%d,\"duration_ms\":%.3f,\"bytes\":%zu,",
+                        rt ? rt->path : "", res->status, duration_ms, bytes);
+    if (!rc)
+        rc = buf_puts(&b, "\"client\":");
+    if (!rc)
+        rc = canon_cstring(&b, client);
+    if (!rc)
+        log_msg(LOG_INFO, buf_cstr(&b), "request");
+    buf_free(&b);
+}
+
+/* ---------- application services (api.h) ---------- */
+
+struct store *api_store(struct api_req *r)
+{
+    return r->app->store;
+}
+
+const char *api_signing_secret(const struct api_req *r)
+{
+    return r->app->signing_secret;
+}
+
+const char *api_base_url(const struct api_req *r)
+{
+    return r->app->base_url;
+}
+
+double api_counter_add(struct api_req *r, const char *pk, const char *sk, const char *attr,
+                       double delta)
+{
+    return counters_add(r->app->counters, pk, sk, attr, delta);
+}
+
+double api_counter_pending(struct api_req *r, const char *pk, const char *sk, const char *attr)
+{
+    return counters_pending(r->app->counters, pk, sk, attr);
+}
+
+void api_email_hash(struct api_req *r, const char *email, char out[65])
+{
+    const char *s = email ? email : "";
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    char *low = api_alloc(r, n + 1);
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)tolower((unsigned char)s[i]);
+    crypto_hmac_sha256_hex(r->app->pepper, r->app->pepper_len, low, n, out);
+}
+
+int api_issue_brand_key(struct api_req *r, const char *brand_id, char key_out[72])
+{
+    char hash[65];
+    if (!brand_id || !*brand_id || strlen(brand_id) >= sizeof r->who.brand_id)
+        return ERR_INVALID;
+    auth_key_generate(AUTH_BRAND_PREFIX, key_out, 72);
+    auth_key_hash(key_out, hash);
+    int rc = auth_store_key(r->app->store, hash, "brand", brand_id, r->now_iso);
+    if (rc)
+        memset(key_out, 0, 72);
+    return rc;
+}

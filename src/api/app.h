@@ -1,0 +1,70 @@
+/*
+ * app.h - the application behind the HTTP server: configuration, the
+ * http_handler implementation (routing, access, rate limiting, group
+ * commit, access log, metrics) and the services handlers reach through
+ * api.h (store, signing secret, base URL, counters, keys, email hash).
+ *
+ * One struct app per process (per worker); it is not thread-safe, like
+ * the loop that drives it.  Tests can drive it without a server: build an
+ * http_request/http_response pair, call app_handle() for each request and
+ * app_commit() once, as the server does per loop iteration.
+ */
+#ifndef GP_API_APP_H
+#define GP_API_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/api.h"
+#include "http/http.h"
+
+struct store;
+struct metrics;
+
+#define APP_DEFAULT_BASE_URL    "https://genuproof.com"
+#define APP_DEFAULT_TRUST_PROXY "127.0.0.0/8,::1"
+/* The dev secret of API.md §1.4, only with --demo-data. */
+#define APP_DEV_SECRET "genuproof-dev-secret"
+
+struct app_config {
+    const char *db_path;        /* beside it: <db>.admin-key, <db>.pepper; NULL: no files */
+    const char *signing_secret; /* required */
+    const char *base_url;       /* NULL -> APP_DEFAULT_BASE_URL; trailing '/' removed */
+    bool auth_off;              /* --auth none */
+    const char *admin_key;      /* GENUPROOF_ADMIN_KEY; NULL -> <db>.admin-key file */
+    const char *email_pepper;   /* GENUPROOF_EMAIL_PEPPER; NULL -> <db>.pepper file */
+    long rate_limit;            /* requests/s per client IP on API_PUBLIC_RL routes; 0 = off */
+    const char *trust_proxy;    /* NULL -> APP_DEFAULT_TRUST_PROXY */
+    const char *geoip_path;     /* MaxMind .mmdb or NULL */
+    bool quiet;                 /* no access log lines */
+};
+
+/*
+ * Creates the application over an open store (borrowed; must outlive the
+ * app): sets up the admin key (writing <db>.admin-key when generated),
+ * the email pepper, the rate limiter, trusted proxies and GeoIP.
+ * On error returns NULL with a message in err.
+ */
+struct app *app_new(const struct app_config *cfg, struct store *s, char *err, size_t errlen);
+void app_free(struct app *a);
+
+/* The handler to give http_server_new() (arg = the app). */
+void app_http_handler(struct app *a, struct http_handler *h);
+/* The three http_handler callbacks (arg = struct app *). */
+void app_handle(void *arg, struct http_request *req, struct http_response *res);
+int app_commit(void *arg);
+void app_done(void *arg, const struct http_request *req, const struct http_response *res,
+              size_t bytes, double duration_ms);
+
+/* Path of the admin key file when this start generated the key, else
+ * NULL (the caller prints it once; the key itself is never logged). */
+const char *app_admin_key_file(const struct app *a);
+struct store *app_store(struct app *a);
+struct metrics *app_metrics(struct app *a);
+/* The server, for /metrics' connection gauge (may stay NULL). */
+void app_set_server(struct app *a, struct http_server *srv);
+/* Replaces the rate limiter's clock (ms, monotonic); NULL restores it. */
+void app_set_clock(struct app *a, int64_t (*mono_ms)(void *arg), void *arg);
+
+#endif

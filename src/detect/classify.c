@@ -1,0 +1,224 @@
+/*
+ * classify.c - the rule-based classifier (see classify.h).
+ *
+ * Rules, per alert type:
+ *   type                  severity  attack vector           base confidence
+ *   geographic_anomaly    high      tag_cloning             70 + 5 per country over 3
+ *   burst_scan            medium    scan_farming            60
+ *                                   (brute_force_probe when the scans also fail
+ *                                   verification: someone is probing with forged data)
+ *   claimed_product_scan  high      tag_cloning             75
+ *   hash_tampering        critical  record_tampering        90
+ *   scan_velocity         high      tag_cloning             65 + 2 per scan/day over the limit
+ *   chain_gap             medium    supply_chain_diversion  70 (the original's fixed value)
+ *   chain_break           critical  chain_forgery           95
+ * Each other check that fired on the same record adds 5 (corroboration);
+ * confidence stays within 0-99 (rules are never certain).
+ */
+#include "detect/classify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const type_names[DET_NTYPES] = {
+    [DET_GEO] = "geographic_anomaly",   [DET_BURST] = "burst_scan",
+    [DET_CLAIM] = "claimed_product_scan", [DET_TAMPER] = "hash_tampering",
+    [DET_VELOCITY] = "scan_velocity",    [DET_CHAIN_GAP] = "chain_gap",
+    [DET_CHAIN_BREAK] = "chain_break",
+};
+
+static const char *const act_geo[] = {
+    "Compare the scan locations with the product's authorised distribution regions",
+    "Treat the tag as possibly cloned and contact the registered owner",
+    "Flag the verification code for monitoring",
+};
+static const char *const act_burst[] = {
+    "Review the scans of the last hour for automated traffic",
+    "Rate-limit or block the scanning sources",
+    "Check the product's physical tag for duplication",
+};
+static const char *const act_claim[] = {
+    "Contact the registered owner to confirm possession",
+    "Inspect the scanned item for a cloned tag",
+    "Open an ownership investigation if the owner still holds the product",
+};
+static const char *const act_tamper[] = {
+    "Freeze the product record and compare it with the registration data",
+    "Audit recent writes to the product record",
+    "Re-issue the product signature after the investigation",
+};
+static const char *const act_velocity[] = {
+    "Compare the scan volume with the product's expected lifetime use",
+    "Treat the tag as possibly cloned and review the scan locations",
+};
+static const char *const act_gap[] = {
+    "Verify chain of custody during gap period",
+    "Request shipping and warehouse records for the gap",
+};
+static const char *const act_break[] = {
+    "Freeze the product's provenance chain",
+    "Compare the stored events with the partners' records",
+    "Audit who wrote the unlinked event",
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *det_type_name(enum det_type t)
+{
+    return (unsigned)t < DET_NTYPES ? type_names[t] : "unknown";
+}
+
+static unsigned popcount(unsigned x)
+{
+    unsigned n = 0;
+    for (; x; x &= x - 1)
+        n++;
+    return n;
+}
+
+static const char *upper_of(const char *sev)
+{
+    if (strcmp(sev, "critical") == 0)
+        return "CRITICAL";
+    if (strcmp(sev, "high") == 0)
+        return "HIGH";
+    if (strcmp(sev, "medium") == 0)
+        return "MEDIUM";
+    return "LOW";
+}
+
+/* "A, B, C": the countries joined, cut with "..." when they do not fit. */
+static void join_countries(const struct det_hit *h, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < h->ncountries; i++) {
+        int w = snprintf(out + len, cap - len, "%s%s", i ? ", " : "", h->countries[i]);
+        if (w < 0 || (size_t)w >= cap - len - 4) {
+            snprintf(out + len, cap - len, "...");
+            return;
+        }
+        len += (size_t)w;
+    }
+}
+
+void classify(const struct det_hit *h, unsigned fired, struct classification *c)
+{
+    char list[512];
+    double conf = 50;
+
+    memset(c, 0, sizeof(*c));
+    c->type = h->type;
+    switch (h->type) {
+    case DET_GEO:
+        c->severity = "high";
+        c->attack_vector = "tag_cloning";
+        join_countries(h, list, sizeof(list));
+        snprintf(c->narrative, sizeof(c->narrative),
+                 "Scanned from %zu countries (%s) in 24h window. A single physical product "
+                 "cannot travel this fast: possible cloned tag.",
+                 h->ncountries, list);
+        c->actions = act_geo;
+        c->nactions = N(act_geo);
+        conf = 70 + 5.0 * (double)(h->ncountries - DET_GEO_MIN_COUNTRIES);
+        break;
+    case DET_BURST:
+        c->severity = "medium";
+        c->attack_vector = fired & DET_BIT(DET_TAMPER) ? "brute_force_probe" : "scan_farming";
+        snprintf(c->narrative, sizeof(c->narrative),
+                 "At least %u scans in 1 hour (limit %d). Possible automated scan farming.",
+                 h->scans_in_hour, DET_BURST_MIN_SCANS);
+        c->actions = act_burst;
+        c->nactions = N(act_burst);
+        conf = 60;
+        break;
+    case DET_CLAIM:
+        c->severity = "high";
+        c->attack_vector = "tag_cloning";
+        snprintf(c->narrative, sizeof(c->narrative),
+                 "Claimed product scanned by different device. Original claim: %s. Possible "
+                 "cloned tag.",
+                 h->claimed_at ? h->claimed_at : "unknown");
+        c->actions = act_claim;
+        c->nactions = N(act_claim);
+        conf = 75;
+        break;
+    case DET_TAMPER:
+        c->severity = "critical";
+        c->attack_vector = "record_tampering";
+        snprintf(c->narrative, sizeof(c->narrative),
+                 "Scan result \"%.32s\": the product record failed its hash or signature "
+                 "check. Possible record tampering.",
+                 h->result ? h->result : "");
+        c->actions = act_tamper;
+        c->nactions = N(act_tamper);
+        conf = 90;
+        break;
+    case DET_VELOCITY:
+        c->severity = "high";
+        c->attack_vector = "tag_cloning";
+        snprintf(c->narrative, sizeof(c->narrative),
+                 "Scan velocity %.1f/day over %.0f days (%.0f total). Possible tag cloning.",
+                 h->rate, floor(h->days + 0.5), h->total);
+        c->actions = act_velocity;
+        c->nactions = N(act_velocity);
+        conf = 65 + 2 * (h->rate - DET_VELOCITY_MIN_RATE);
+        if (conf > 90)
+            conf = 90;
+        break;
+    case DET_CHAIN_GAP:
+        c->severity = "medium";
+        c->attack_vector = "supply_chain_diversion";
+        snprintf(c->narrative, sizeof(c->narrative), "%.0f-hour gap between %.64s and %.64s",
+                 floor(h->gap_hours), h->prev_actor ? h->prev_actor : "unknown",
+                 h->actor ? h->actor : "unknown");
+        c->actions = act_gap;
+        c->nactions = N(act_gap);
+        conf = 70;
+        break;
+    case DET_CHAIN_BREAK:
+    default:
+        c->type = DET_CHAIN_BREAK;
+        c->severity = "critical";
+        c->attack_vector = "chain_forgery";
+        if (h->prev_actor)
+            snprintf(c->narrative, sizeof(c->narrative),
+                     "Event %u does not link to the event before it (%.64s): previousHash "
+                     "%.12s... instead of %.12s.... Possible chain forgery.",
+                     h->seq, h->prev_actor, h->previous_hash ? h->previous_hash : "",
+                     h->expected_hash ? h->expected_hash : "");
+        else
+            snprintf(c->narrative, sizeof(c->narrative),
+                     "The first event does not start from GENESIS: previousHash %.12s.... "
+                     "Possible chain forgery.",
+                     h->previous_hash ? h->previous_hash : "");
+        c->actions = act_break;
+        c->nactions = N(act_break);
+        conf = 95;
+        break;
+    }
+    conf += 5.0 * (double)(popcount(fired & ~DET_BIT(c->type)));
+    if (!(conf >= 0))
+        conf = 0;
+    if (conf > 99)
+        conf = 99;
+    c->confidence = (int)conf;
+    c->severity_upper = upper_of(c->severity);
+}
+
+cJSON *classify_analysis_json(const struct classification *c, double latency_ms)
+{
+    cJSON *o = cJSON_CreateObject(), *arr;
+
+    cJSON_AddStringToObject(o, "severity", c->severity);
+    cJSON_AddStringToObject(o, "attack_vector", c->attack_vector);
+    cJSON_AddStringToObject(o, "narrative", c->narrative);
+    arr = cJSON_AddArrayToObject(o, "recommended_actions");
+    for (size_t i = 0; arr && i < c->nactions; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(c->actions[i]));
+    cJSON_AddNumberToObject(o, "confidence", c->confidence);
+    cJSON_AddStringToObject(o, "model", CLASSIFY_MODEL_RULES);
+    cJSON_AddNumberToObject(o, "latency_ms", isfinite(latency_ms) ? latency_ms : 0);
+    return o;
+}

@@ -1,0 +1,322 @@
+/*
+ * consumer.c - the stream detector's batch loop (see consumer.h).
+ *
+ * One call of detector_run_once():
+ *   1. reads the reader's checkpoint and up to `span` records after it
+ *      (span = the batch size, smaller while bisecting);
+ *   2. opens a store batch, feeds the records to a det_proc (process.c),
+ *      flushes its write set and the new checkpoint, and commits;
+ *   3. on failure aborts the batch (nothing of it is written) and either
+ *      retries the first half at once (bisection), or, when the batch is
+ *      a single record, counts an attempt and backs off; after
+ *      max_attempts the record is parked in the DLQ together with the
+ *      checkpoint move, in one transaction.
+ * While records up to the highest sequence of a failed batch remain, the
+ * span grows back only by doubling, so a bad record is isolated in
+ * O(log batch) tries and its neighbours are still processed in batches.
+ */
+#include "detect/consumer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/timeutil.h"
+#include "detect/dlq.h"
+#include "detect/process.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/timescale.h"
+#include "util/xalloc.h"
+
+/* Bisection steps of one call (2^12 > DETECTOR_BATCH_MAX). */
+#define MAX_SPLITS 12
+
+struct detector {
+    struct store *s;
+    struct detector_config cfg;
+    char reader[DETECTOR_READER_MAX + 1];
+    size_t span;            /* records to read next */
+    uint64_t suspect_until; /* highest seq of a failed batch */
+    unsigned attempts;      /* failed tries of the lone record at the head */
+    unsigned failures;      /* consecutive failed calls (backoff exponent) */
+    int64_t retry_at_ms;    /* monotonic time before which calls idle; 0 = none */
+    bool running;           /* inside detector_run_once (re-entry guard) */
+    detector_fault_fn fault;
+    void *fault_arg;
+    struct detector_stats st;
+};
+
+static int64_t wall_ms(const struct detector *d)
+{
+    return d->cfg.clock_ms ? d->cfg.clock_ms(d->cfg.clock_arg) : time_now_ms();
+}
+
+struct detector *detector_new(struct store *s, const struct detector_config *cfg)
+{
+    struct detector_config c = {0};
+    struct detector *d;
+
+    if (!s)
+        return NULL;
+    if (cfg)
+        c = *cfg;
+    if (!c.reader)
+        c.reader = DETECTOR_READER_DEFAULT;
+    if (!*c.reader || strlen(c.reader) > DETECTOR_READER_MAX)
+        return NULL;
+    if (c.batch_size == 0)
+        c.batch_size = DETECTOR_BATCH_DEFAULT;
+    if (c.batch_size > DETECTOR_BATCH_MAX)
+        c.batch_size = DETECTOR_BATCH_MAX;
+    if (!(c.batch_window_s >= 0))
+        c.batch_window_s = 0;
+    if (!(c.velocity_min_total > 0))
+        c.velocity_min_total = DET_VELOCITY_MIN_TOTAL;
+    if (!(c.velocity_min_rate > 0))
+        c.velocity_min_rate = DET_VELOCITY_MIN_RATE;
+    if (c.max_attempts == 0)
+        c.max_attempts = DETECTOR_ATTEMPTS_DEFAULT;
+    if (!(c.retry_base_s > 0))
+        c.retry_base_s = DETECTOR_RETRY_BASE_S;
+    if (!(c.retry_max_s > 0))
+        c.retry_max_s = DETECTOR_RETRY_MAX_S;
+
+    d = xcalloc(1, sizeof(*d));
+    d->s = s;
+    memcpy(d->reader, c.reader, strlen(c.reader) + 1);
+    c.reader = d->reader;
+    d->cfg = c;
+    d->span = c.batch_size;
+    return d;
+}
+
+void detector_free(struct detector *d)
+{
+    free(d);
+}
+
+void detector_get_stats(const struct detector *d, struct detector_stats *out)
+{
+    *out = d->st;
+}
+
+void detector_set_fault_hook(struct detector *d, detector_fault_fn fn, void *arg)
+{
+    d->fault = fn;
+    d->fault_arg = arg;
+}
+
+int64_t detector_retry_in_ms(const struct detector *d)
+{
+    int64_t now = time_mono_ms();
+    return d->retry_at_ms > now ? d->retry_at_ms - now : 0;
+}
+
+/* Errors that say "try later", not "this record is bad". */
+static bool transient(int rc)
+{
+    return rc == ERR_THROTTLED || rc == ERR_UNAVAILABLE || rc == ERR_TIMEOUT ||
+           rc == ERR_CONFLICT;
+}
+
+/* Schedules the next try after a failed call: base * 2^(failures-1),
+ * capped, scaled by GENUPROOF_TIME_SCALE. */
+static void backoff(struct detector *d)
+{
+    double s = d->cfg.retry_base_s;
+    unsigned shift = d->failures > 0 ? d->failures - 1 : 0;
+
+    if (d->failures < 64)
+        d->failures++;
+    for (unsigned i = 0; i < shift && s < d->cfg.retry_max_s; i++)
+        s *= 2;
+    if (s > d->cfg.retry_max_s)
+        s = d->cfg.retry_max_s;
+    d->retry_at_ms = time_mono_ms() + (int64_t)(scaled(s) * 1000.0 + 0.5);
+}
+
+/* Runs one batch over recs[0..n) in a store batch.  On success fills
+ * *counts and returns 0; on error nothing is written. */
+static int try_batch(struct detector *d, const struct stream_record *recs, size_t n,
+                     struct det_proc_counts *counts)
+{
+    struct det_proc_cfg pc = {
+        .s = d->s,
+        .reader = d->reader,
+        .velocity = {.min_total = d->cfg.velocity_min_total,
+                     .min_rate = d->cfg.velocity_min_rate},
+        .now_ms = wall_ms(d),
+    };
+    struct det_proc *p = NULL;
+    int rc = store_batch_begin(d->s);
+
+    if (rc)
+        return rc;
+    p = det_proc_new(&pc);
+    if (!p)
+        rc = ERR_NOMEM;
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = det_proc_add(p, &recs[i]);
+    if (!rc)
+        rc = det_proc_flush(p, recs[n - 1].seq);
+    if (!rc && d->fault)
+        rc = d->fault(d->fault_arg, recs[0].seq, recs[n - 1].seq);
+    if (!rc)
+        rc = store_batch_commit(d->s);
+    else
+        store_batch_abort(d->s);
+    if (!rc)
+        det_proc_get_counts(p, counts);
+    det_proc_free(p);
+    return rc;
+}
+
+/* Parks record r (which failed with err) and moves the checkpoint past
+ * it, atomically. */
+static int park(struct detector *d, const struct stream_record *r, int err)
+{
+    char why[128];
+    cJSON *item;
+    int rc;
+
+    snprintf(why, sizeof(why), "batch failed %u times: %s", d->attempts, err_str(err));
+    item = dlq_item_new(r, d->reader, why, d->attempts, wall_ms(d));
+    if (!item)
+        return ERR_INVALID;
+    rc = store_batch_begin(d->s);
+    if (!rc) {
+        rc = store_put(d->s, item, NULL);
+        if (!rc)
+            rc = store_checkpoint_set(d->s, d->reader, r->seq);
+        if (!rc)
+            rc = store_batch_commit(d->s);
+        else
+            store_batch_abort(d->s);
+    }
+    cJSON_Delete(item);
+    if (!rc)
+        log_warn("detector: parked stream record %llu (%s/%s) in the DLQ: %s",
+                 (unsigned long long)r->seq, r->pk, r->sk, why);
+    return rc;
+}
+
+static void account(struct detector *d, const struct stream_record *recs, size_t n,
+                    const struct det_proc_counts *c, int64_t t0_us)
+{
+    d->st.batches++;
+    d->st.records += n;
+    d->st.scans += c->scans;
+    d->st.events += c->events;
+    d->st.ignored += c->ignored;
+    d->st.alerts_created += c->alerts_created;
+    d->st.alerts_updated += c->alerts_updated;
+    d->st.opslog += c->opslog;
+    d->st.dlq_parked += c->parked;
+    d->st.checkpoint = recs[n - 1].seq;
+    d->st.last_batch_us = (uint64_t)(time_mono_us() - t0_us);
+}
+
+static int run_once(struct detector *d, size_t *processed)
+{
+    struct stream_record *recs = NULL;
+    size_t n = 0;
+    uint64_t cp = 0;
+    int rc;
+
+    if (d->retry_at_ms && time_mono_ms() < d->retry_at_ms)
+        return 0;
+    d->retry_at_ms = 0;
+    rc = store_checkpoint_get(d->s, d->reader, &cp);
+    if (rc) {
+        backoff(d);
+        return rc;
+    }
+    for (int step = 0; step <= MAX_SPLITS; step++) {
+        struct det_proc_counts counts = {0};
+        int64_t t0 = time_mono_us();
+
+        rc = store_stream_read(d->s, cp, d->span, &recs, &n);
+        if (rc) {
+            d->st.errors++;
+            backoff(d);
+            return rc;
+        }
+        if (n == 0) {
+            d->failures = 0;
+            return 0;
+        }
+        if (d->cfg.batch_window_s > 0 && n < d->cfg.batch_size && d->span == d->cfg.batch_size) {
+            /* Record times come from the store's (wall) clock. */
+            int64_t age = time_now_ms() - recs[0].ts_ms;
+            int64_t window = (int64_t)(scaled(d->cfg.batch_window_s) * 1000.0);
+            if (age >= 0 && age < window) {
+                d->retry_at_ms = time_mono_ms() + (window - age);
+                store_stream_free(recs, n);
+                return 0;
+            }
+        }
+        rc = try_batch(d, recs, n, &counts);
+        if (!rc) {
+            account(d, recs, n, &counts, t0);
+            d->attempts = 0;
+            d->failures = 0;
+            if (recs[n - 1].seq >= d->suspect_until)
+                d->span = d->cfg.batch_size;
+            else if (d->span < d->cfg.batch_size)
+                d->span = d->span * 2 > d->cfg.batch_size ? d->cfg.batch_size : d->span * 2;
+            *processed = n;
+            store_stream_free(recs, n);
+            return 0;
+        }
+        d->st.errors++;
+        if (transient(rc))
+            break;
+        if (n > 1) {
+            /* Bisect: retry the first half now. */
+            if (recs[n - 1].seq > d->suspect_until)
+                d->suspect_until = recs[n - 1].seq;
+            d->span = n / 2;
+            d->attempts = 0;
+            d->st.bisections++;
+            store_stream_free(recs, n);
+            recs = NULL;
+            n = 0;
+            continue;
+        }
+        if (++d->attempts >= d->cfg.max_attempts) {
+            int prc = park(d, &recs[0], rc);
+            if (!prc) {
+                d->st.dlq_parked++;
+                d->st.records++;
+                d->st.checkpoint = recs[0].seq;
+                d->attempts = 0;
+                d->failures = 0;
+                *processed = 1;
+                store_stream_free(recs, n);
+                return 0;
+            }
+            rc = prc;
+        }
+        break;
+    }
+    log_warn("detector: batch after %llu failed: %s", (unsigned long long)cp, err_str(rc));
+    store_stream_free(recs, n);
+    backoff(d);
+    return rc;
+}
+
+int detector_run_once(struct detector *d, size_t *processed)
+{
+    int rc;
+
+    *processed = 0;
+    /* The detector needs its own store batch; a commit callback that
+     * calls back in here while our batch commits is refused too. */
+    if (d->running || store_batch_active(d->s))
+        return ERR_CONFLICT;
+    d->running = true;
+    rc = run_once(d, processed);
+    d->running = false;
+    return rc;
+}

@@ -1,0 +1,824 @@
+/*
+ * process.c - one detector batch (see process.h).
+ *
+ * Alerts are deduplicated per (product, type, window): the item
+ * PRODUCT#<id>/ALERTKEY#<type>#<window> records the key of the alert
+ * already raised.  The first hit creates the alert (count 1), its dedup
+ * item and one threatCount increment for the brand; later hits, in this
+ * batch or a later one, update the same alert (count, lastSeen, the union
+ * of anomalyFlags, the latest narrative and analysis) and move its GSI1
+ * sort key to the new write time so that readers following write order
+ * see it again.  The alertId is derived from (product, type, window)
+ * (sha256, 32 hex chars): unique per alert, and identical when the same
+ * stream is replayed into another database.
+ *
+ * Ops-log sort keys end with "<seq>-<k>" (the record's stream sequence
+ * and the index of the check on it), which is unique without randomness.
+ *
+ * Lookup tables are small arrays searched with a precomputed hash: a
+ * batch holds at most DETECTOR_BATCH_MAX records.
+ */
+#include "detect/process.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alert.h"
+#include "core/crypto.h"
+#include "core/keys.h"
+#include "core/opslog.h"
+#include "core/timeutil.h"
+#include "detect/checks.h"
+#include "detect/chk_burst.h"
+#include "detect/chk_chain.h"
+#include "detect/chk_claim.h"
+#include "detect/chk_geo.h"
+#include "detect/chk_tamper.h"
+#include "detect/classify.h"
+#include "detect/dlq.h"
+#include "detect/state.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+/* Longest product id accepted from a partition key. */
+#define PID_MAX 128
+/* Events looked at when the previous event is not in the state. */
+#define PREV_LOOKUP_LIMIT 8
+
+struct det_product {
+    char *pid;
+    uint64_t h;
+    bool exists;       /* META found with a usable brandId */
+    char *brand_id;
+    bool has_created;
+    int64_t created_ms;
+    bool claim_loaded;
+    struct det_claim claim;
+    bool state_loaded, state_dirty;
+    struct det_state state;
+};
+
+struct det_alert {
+    char *pid;
+    char *dedup_sk;
+    uint64_t h;
+    char *window;
+    cJSON *item;
+    bool is_new, dirty;
+};
+
+struct det_brand {
+    char *brand_id;
+    double n;
+};
+
+struct det_proc {
+    struct det_proc_cfg cfg;
+    char now_iso[ISO_LEN + 1];
+    struct det_product **prods;
+    size_t nprods, capprods;
+    struct det_alert **alerts;
+    size_t nalerts, capalerts;
+    struct det_brand *brands;
+    size_t nbrands, capbrands;
+    cJSON *puts; /* ops-log and DLQ items */
+    struct det_proc_counts counts;
+};
+
+/* ---------- small helpers ---------- */
+
+static uint64_t fnv1a(const char *a, const char *b)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *s = a; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    h = (h ^ 0xffu) * 1099511628211ULL;
+    for (const char *s = b; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static const char *str_attr(const cJSON *item, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, name);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void copy_cut(char *dst, size_t cap, const char *src)
+{
+    size_t n = src ? strlen(src) : 0;
+    if (n >= cap)
+        n = cap - 1;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* Grows an array of pointers/structs by one slot. */
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? (cap) * 2 : 16;                                                        \
+            (arr) = xrealloc((arr), (cap) * sizeof(*(arr)));                                       \
+        }                                                                                          \
+    } while (0)
+
+/* ---------- lifecycle ---------- */
+
+struct det_proc *det_proc_new(const struct det_proc_cfg *cfg)
+{
+    struct det_proc *p = xcalloc(1, sizeof(*p));
+    p->cfg = *cfg;
+    time_iso(cfg->now_ms, p->now_iso);
+    p->puts = cJSON_CreateArray();
+    if (!p->puts) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void det_proc_free(struct det_proc *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nprods; i++) {
+        free(p->prods[i]->pid);
+        free(p->prods[i]->brand_id);
+        free(p->prods[i]);
+    }
+    free(p->prods);
+    for (size_t i = 0; i < p->nalerts; i++) {
+        free(p->alerts[i]->pid);
+        free(p->alerts[i]->dedup_sk);
+        free(p->alerts[i]->window);
+        cJSON_Delete(p->alerts[i]->item);
+        free(p->alerts[i]);
+    }
+    free(p->alerts);
+    for (size_t i = 0; i < p->nbrands; i++)
+        free(p->brands[i].brand_id);
+    free(p->brands);
+    cJSON_Delete(p->puts);
+    free(p);
+}
+
+void det_proc_get_counts(const struct det_proc *p, struct det_proc_counts *out)
+{
+    *out = p->counts;
+}
+
+bool det_record_wanted(const struct stream_record *r)
+{
+    return r->kind == STORE_INSERT && r->image && r->pk && r->sk &&
+           key_after(r->pk, KEY_PFX_PRODUCT) &&
+           (key_after(r->sk, KEY_PFX_SCAN) || key_after(r->sk, KEY_PFX_EVENT));
+}
+
+/* Queues a dead letter for r; the record is otherwise skipped. */
+static int park(struct det_proc *p, const struct stream_record *r, const char *why)
+{
+    cJSON *item = dlq_item_new(r, p->cfg.reader, why, 1, p->cfg.now_ms);
+    if (!item)
+        return ERR_INVALID;
+    cJSON_AddItemToArray(p->puts, item);
+    p->counts.parked++;
+    return 0;
+}
+
+/* ---------- per-product context ---------- */
+
+/* Reads META: brandId and createdAt. */
+static int product_load_meta(struct det_proc *p, struct det_product *pr)
+{
+    struct key pk, bpk;
+    cJSON *meta = NULL;
+    const char *brand, *created;
+    int rc;
+
+    if (!key_product_pk(&pk, pr->pid))
+        return ERR_INVALID;
+    rc = store_get(p->cfg.s, pk.s, KEY_SK_META, true, &meta);
+    if (rc == ERR_NOTFOUND)
+        return 0; /* pr->exists stays false */
+    if (rc)
+        return rc;
+    brand = str_attr(meta, "brandId");
+    /* Never file an alert under an invented brand ([D51]). */
+    if (brand && key_brand_pk(&bpk, brand)) {
+        pr->exists = true;
+        pr->brand_id = xstrdup(brand);
+        created = str_attr(meta, "createdAt");
+        pr->has_created = created && !time_parse_iso(created, &pr->created_ms);
+    }
+    cJSON_Delete(meta);
+    return 0;
+}
+
+static int product_load_state(struct det_proc *p, struct det_product *pr)
+{
+    struct key pk;
+    cJSON *item = NULL;
+    int rc;
+
+    if (pr->state_loaded)
+        return 0;
+    if (!key_product_pk(&pk, pr->pid))
+        return ERR_INVALID;
+    rc = store_get(p->cfg.s, pk.s, KEY_SK_DETSTATE, true, &item);
+    if (rc == ERR_NOTFOUND) {
+        det_state_init(&pr->state);
+        rc = 0;
+    } else if (!rc) {
+        det_state_from_item(&pr->state, item);
+    }
+    cJSON_Delete(item);
+    if (!rc)
+        pr->state_loaded = true;
+    return rc;
+}
+
+static int product_load_claim(struct det_proc *p, struct det_product *pr)
+{
+    struct key pk;
+    cJSON *item = NULL;
+    const char *fp, *at, *by;
+    int rc;
+
+    if (pr->claim_loaded)
+        return 0;
+    if (!key_product_pk(&pk, pr->pid))
+        return ERR_INVALID;
+    memset(&pr->claim, 0, sizeof(pr->claim));
+    rc = store_get(p->cfg.s, pk.s, KEY_SK_CLAIM, true, &item);
+    if (rc == ERR_NOTFOUND) {
+        rc = 0;
+    } else if (!rc) {
+        fp = str_attr(item, "fingerprint");
+        at = str_attr(item, "claimedAt");
+        by = str_attr(item, "consumerName");
+        /* A claim without a usable time or fingerprint is not checked. */
+        if (fp && strlen(fp) == CRYPTO_HEX_LEN && at && time_is_iso(at) &&
+            !time_parse_iso(at, &pr->claim.claimed_ms)) {
+            pr->claim.present = true;
+            memcpy(pr->claim.fingerprint, fp, CRYPTO_HEX_LEN + 1);
+            memcpy(pr->claim.claimed_at, at, ISO_LEN + 1);
+            copy_cut(pr->claim.claimed_by, sizeof(pr->claim.claimed_by),
+                     by ? by : "Anonymous");
+        }
+    }
+    cJSON_Delete(item);
+    if (!rc)
+        pr->claim_loaded = true;
+    return rc;
+}
+
+/* The batch's context of product pid, reading META on first use. */
+static int product_get(struct det_proc *p, const char *pid, struct det_product **out)
+{
+    uint64_t h = fnv1a(pid, NULL);
+    struct det_product *pr;
+    int rc;
+
+    for (size_t i = 0; i < p->nprods; i++) {
+        if (p->prods[i]->h == h && strcmp(p->prods[i]->pid, pid) == 0) {
+            *out = p->prods[i];
+            return 0;
+        }
+    }
+    pr = xcalloc(1, sizeof(*pr));
+    pr->pid = xstrdup(pid);
+    pr->h = h;
+    rc = product_load_meta(p, pr);
+    if (rc) {
+        free(pr->pid);
+        free(pr->brand_id);
+        free(pr);
+        return rc;
+    }
+    GROW(p->prods, p->nprods, p->capprods);
+    p->prods[p->nprods++] = pr;
+    *out = pr;
+    return 0;
+}
+
+/* ---------- alerts ---------- */
+
+static void brand_add(struct det_proc *p, const char *brand_id)
+{
+    for (size_t i = 0; i < p->nbrands; i++) {
+        if (strcmp(p->brands[i].brand_id, brand_id) == 0) {
+            p->brands[i].n += 1;
+            return;
+        }
+    }
+    GROW(p->brands, p->nbrands, p->capbrands);
+    p->brands[p->nbrands].brand_id = xstrdup(brand_id);
+    p->brands[p->nbrands].n = 1;
+    p->nbrands++;
+}
+
+/* Finds the alert of (product, dedup key): in the batch, else through the
+ * stored dedup item.  *out is NULL when there is none yet. */
+static int alert_find(struct det_proc *p, const struct det_product *pr, const char *dedup_sk,
+                      struct det_alert **out)
+{
+    uint64_t h = fnv1a(pr->pid, dedup_sk);
+    struct key pk;
+    cJSON *dd = NULL, *item = NULL;
+    const char *apk, *ask;
+    int rc;
+
+    *out = NULL;
+    for (size_t i = 0; i < p->nalerts; i++) {
+        struct det_alert *a = p->alerts[i];
+        if (a->h == h && strcmp(a->pid, pr->pid) == 0 && strcmp(a->dedup_sk, dedup_sk) == 0) {
+            *out = a;
+            return 0;
+        }
+    }
+    if (!key_product_pk(&pk, pr->pid))
+        return ERR_INVALID;
+    rc = store_get(p->cfg.s, pk.s, dedup_sk, true, &dd);
+    if (rc == ERR_NOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    apk = str_attr(dd, "alertPK");
+    ask = str_attr(dd, "alertSK");
+    rc = apk && ask ? store_get(p->cfg.s, apk, ask, true, &item) : ERR_NOTFOUND;
+    if (!rc) {
+        struct det_alert *a = xcalloc(1, sizeof(*a));
+        a->pid = xstrdup(pr->pid);
+        a->dedup_sk = xstrdup(dedup_sk);
+        a->h = h;
+        a->window = xstrdup(str_attr(dd, "window") ? str_attr(dd, "window") : "");
+        a->item = item;
+        GROW(p->alerts, p->nalerts, p->capalerts);
+        p->alerts[p->nalerts++] = a;
+        *out = a;
+    } else if (rc == ERR_NOTFOUND) {
+        rc = 0; /* a dedup item without its alert: raise a new one */
+    }
+    cJSON_Delete(dd);
+    return rc;
+}
+
+/* Replaces (or adds) attribute name of o with v (ownership moves). */
+static void set_attr(cJSON *o, const char *name, cJSON *v)
+{
+    if (!v)
+        return;
+    if (cJSON_GetObjectItemCaseSensitive(o, name))
+        cJSON_ReplaceItemInObjectCaseSensitive(o, name, v);
+    else
+        cJSON_AddItemToObject(o, name, v);
+}
+
+/* Folds one more hit into an existing alert. */
+static int alert_update(struct det_proc *p, struct det_alert *a, const char *ts,
+                        const char *const *flags, size_t nflags, const struct classification *c,
+                        cJSON *analysis)
+{
+    cJSON *it = a->item, *arr, *v;
+    const char *id = str_attr(it, "alertId");
+    const char *last = str_attr(it, "lastSeen");
+    struct key gsk;
+    double count;
+
+    if (!id || !key_threat_gsi1sk(&gsk, p->now_iso, id)) {
+        cJSON_Delete(analysis);
+        return ERR_INVALID;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(it, "count");
+    count = cJSON_IsNumber(v) && v->valuedouble >= 1 ? v->valuedouble : 1;
+    set_attr(it, "count", cJSON_CreateNumber(count + 1));
+    if (!last || strcmp(ts, last) > 0)
+        set_attr(it, "lastSeen", cJSON_CreateString(ts));
+    arr = cJSON_GetObjectItemCaseSensitive(it, "anomalyFlags");
+    if (!cJSON_IsArray(arr)) {
+        arr = cJSON_CreateArray();
+        set_attr(it, "anomalyFlags", arr);
+    }
+    for (size_t i = 0; arr && i < nflags; i++) {
+        const cJSON *e;
+        bool seen = false;
+        cJSON_ArrayForEach(e, arr)
+        {
+            if (cJSON_IsString(e) && strcmp(e->valuestring, flags[i]) == 0)
+                seen = true;
+        }
+        if (!seen)
+            cJSON_AddItemToArray(arr, cJSON_CreateString(flags[i]));
+    }
+    set_attr(it, "details", cJSON_CreateString(c->narrative));
+    set_attr(it, "aiAnalysis", analysis);
+    set_attr(it, "GSI1SK", cJSON_CreateString(gsk.s));
+    a->dirty = true;
+    p->counts.alerts_updated++;
+    return 0;
+}
+
+/* The deterministic alert id of (product, type, window). */
+static void alert_id_of(const char *pid, const char *type, const char *window, char out[33])
+{
+    char hex[CRYPTO_HEX_LEN + 1];
+    char buf[PID_MAX + DET_WINDOW_MAX + 64];
+    int n = snprintf(buf, sizeof(buf), "%s\n%s\n%s", pid, type, window);
+    crypto_sha256_hex(buf, n > 0 ? (size_t)n : 0, hex);
+    memcpy(out, hex, 32);
+    out[32] = '\0';
+}
+
+/* What a record contributes to the alerts it raises. */
+struct det_origin {
+    const struct stream_record *r;
+    const char *timestamp;
+    const char *country, *city; /* scans only */
+    const char *agent, *trigger;
+};
+
+/* Raises or updates the alert of one hit and logs its classification. */
+static int emit(struct det_proc *p, struct det_product *pr, const struct det_origin *o,
+                const struct det_hit *hit, unsigned fired, unsigned k)
+{
+    const char *flags[DET_NTYPES];
+    size_t nflags = 0;
+    struct classification c;
+    struct key dsk;
+    struct det_alert *a = NULL;
+    cJSON *analysis, *log;
+    char opid[48];
+    double latency;
+    int64_t t0;
+    int rc;
+
+    for (unsigned t = 0; t < DET_NTYPES; t++)
+        if (fired & DET_BIT(t))
+            flags[nflags++] = det_type_name((enum det_type)t);
+    if (!key_alert_dedup_sk(&dsk, det_type_name(hit->type), hit->window))
+        return ERR_INVALID;
+
+    t0 = time_mono_us();
+    classify(hit, fired, &c);
+    latency = (double)(time_mono_us() - t0) / 1000.0;
+    analysis = classify_analysis_json(&c, latency);
+    if (!analysis)
+        return ERR_NOMEM;
+
+    rc = alert_find(p, pr, dsk.s, &a);
+    if (rc) {
+        cJSON_Delete(analysis);
+        return rc;
+    }
+    if (a) {
+        rc = alert_update(p, a, o->timestamp, flags, nflags, &c, analysis);
+    } else {
+        char id[33];
+        struct alert_fields f = {0};
+        cJSON *item;
+
+        alert_id_of(pr->pid, det_type_name(hit->type), hit->window, id);
+        f.alert_id = id;
+        f.brand_id = pr->brand_id;
+        f.type = det_type_name(hit->type);
+        f.severity = c.severity;
+        f.product_id = pr->pid;
+        f.details = c.narrative;
+        f.timestamp = o->timestamp;
+        f.write_time = p->now_iso;
+        f.source = "detector";
+        f.country = o->country;
+        f.city = o->city;
+        f.ai_analysis = analysis;
+        f.flags = flags;
+        f.nflags = nflags;
+        f.count = 1;
+        f.last_seen = o->timestamp;
+        item = alert_item_new(&f);
+        cJSON_Delete(analysis);
+        if (!item)
+            return ERR_INVALID;
+        a = xcalloc(1, sizeof(*a));
+        a->pid = xstrdup(pr->pid);
+        a->dedup_sk = xstrdup(dsk.s);
+        a->h = fnv1a(pr->pid, dsk.s);
+        a->window = xstrdup(hit->window);
+        a->item = item;
+        a->is_new = a->dirty = true;
+        GROW(p->alerts, p->nalerts, p->capalerts);
+        p->alerts[p->nalerts++] = a;
+        brand_add(p, pr->brand_id);
+        p->counts.alerts_created++;
+    }
+    if (rc)
+        return rc;
+
+    snprintf(opid, sizeof(opid), "%" PRIu64 "-%u", o->r->seq, k);
+    log = opslog_item_new(&(struct opslog_fields){
+        .id = opid,
+        .agent = o->agent,
+        .trigger = o->trigger,
+        .product_id = pr->pid,
+        .brand_id = pr->brand_id,
+        .flags = flags,
+        .nflags = nflags,
+        .model = CLASSIFY_MODEL_RULES,
+        .ai_severity = c.severity_upper,
+        .ai_attack_vector = c.attack_vector,
+        .has_confidence = true,
+        .ai_confidence = c.confidence,
+        .latency_ms = latency,
+        .timestamp = o->timestamp,
+    });
+    if (!log)
+        return ERR_INVALID;
+    cJSON_AddItemToArray(p->puts, log);
+    p->counts.opslog++;
+    return 0;
+}
+
+/* ---------- records ---------- */
+
+/* The record's timestamp: the image's when canonical, else the key's. */
+static const char *record_time(const cJSON *img, const char *key_ts, int64_t *ms)
+{
+    const char *ts = str_attr(img, "timestamp");
+    if (!ts || !time_is_iso(ts))
+        ts = key_ts && time_is_iso(key_ts) ? key_ts : NULL;
+    if (!ts || time_parse_iso(ts, ms))
+        return NULL;
+    return ts;
+}
+
+static int add_scan(struct det_proc *p, const struct stream_record *r, const char *pid)
+{
+    char key_ts[ISO_LEN + 1] = "";
+    struct det_scan sc = {0};
+    struct det_product *pr;
+    struct det_hit hits[DET_NTYPES];
+    struct det_origin o;
+    unsigned fired = 0, n = 0;
+    int rc;
+
+    if (key_parse_scan_sk(r->sk, key_ts))
+        key_ts[0] = '\0';
+    sc.product_id = pid;
+    sc.timestamp = record_time(r->image, key_ts, &sc.ts_ms);
+    if (!sc.timestamp)
+        return park(p, r, "malformed scan: no valid timestamp");
+    sc.country = str_attr(r->image, "country");
+    sc.city = str_attr(r->image, "city");
+    sc.ip = str_attr(r->image, "ip");
+    sc.user_agent = str_attr(r->image, "userAgent");
+    sc.fingerprint = str_attr(r->image, "fingerprint");
+    sc.result = str_attr(r->image, "result");
+
+    rc = product_get(p, pid, &pr);
+    if (rc)
+        return rc;
+    if (!pr->exists)
+        return park(p, r, "product not found (or without brandId)");
+    rc = product_load_state(p, pr);
+    if (!rc)
+        rc = product_load_claim(p, pr);
+    if (rc)
+        return rc;
+    p->counts.scans++;
+
+    det_state_add_scan(&pr->state, sc.ts_ms, sc.country);
+    pr->state_dirty = true;
+
+    /* The original Lambda's order first, then velocity. */
+    if (chk_geo(&pr->state, &sc, &hits[n]))
+        n++;
+    if (chk_burst(&pr->state, &sc, &hits[n]))
+        n++;
+    if (chk_claim(&pr->claim, &sc, &hits[n]))
+        n++;
+    if (chk_tamper(&sc, &hits[n]))
+        n++;
+    if (pr->has_created &&
+        chk_velocity(&p->cfg.velocity, pr->state.scans, pr->created_ms, &sc, &hits[n]))
+        n++;
+    for (unsigned i = 0; i < n; i++)
+        fired |= DET_BIT(hits[i].type);
+
+    o = (struct det_origin){.r = r,
+                            .timestamp = sc.timestamp,
+                            .country = det_country_known(sc.country) ? sc.country : NULL,
+                            .city = sc.city && strlen(sc.city) <= 128 ? sc.city : NULL,
+                            .agent = "threat_detector",
+                            .trigger = "scan_event"};
+    for (unsigned i = 0; !rc && i < n; i++)
+        rc = emit(p, pr, &o, &hits[i], fired, i);
+    return rc;
+}
+
+/* Looks for event seq-1 among the few events stored just before ev (a
+ * bounded query, used only when the state does not know it).  *found is
+ * false when it is not there. */
+static int prev_lookup(struct det_proc *p, const struct stream_record *r,
+                       const struct det_event *ev, struct det_prev_event *out, bool *found)
+{
+    struct store_query q = {0};
+    struct store_result res = {0};
+    const cJSON *it;
+    int rc;
+
+    *found = false;
+    q.index = STORE_INDEX_TABLE;
+    q.pk = r->pk;
+    q.sk_op = STORE_SK_BETWEEN;
+    q.sk = KEY_PFX_EVENT;
+    q.sk2 = r->sk;
+    q.limit = PREV_LOOKUP_LIMIT;
+    q.forward = false;
+    q.consistent = true;
+    rc = store_query(p->cfg.s, &q, &res);
+    if (rc)
+        return rc;
+    cJSON_ArrayForEach(it, res.items)
+    {
+        const cJSON *seq = cJSON_GetObjectItemCaseSensitive(it, "seq");
+        const char *hash = str_attr(it, "hash"), *ts = str_attr(it, "timestamp");
+        int64_t ms;
+        if (*found || !cJSON_IsNumber(seq) || seq->valuedouble != (double)(ev->seq - 1) ||
+            !hash || strlen(hash) > CRYPTO_HEX_LEN || !ts || !time_is_iso(ts) ||
+            time_parse_iso(ts, &ms))
+            continue;
+        *found = true;
+        out->seq = ev->seq - 1;
+        memcpy(out->hash, hash, strlen(hash) + 1);
+        memcpy(out->timestamp, ts, ISO_LEN + 1);
+        out->ts_ms = ms;
+        copy_cut(out->actor, sizeof(out->actor), str_attr(it, "actor"));
+    }
+    store_result_free(&res);
+    return 0;
+}
+
+static int add_event(struct det_proc *p, const struct stream_record *r, const char *pid)
+{
+    char key_ts[ISO_LEN + 1] = "", key_type[64];
+    struct det_event ev = {0};
+    struct det_product *pr;
+    struct det_prev_event prev_buf, *prev = NULL;
+    struct det_hit hits[2];
+    struct det_origin o;
+    const cJSON *seq;
+    uint32_t key_seq = 0;
+    unsigned fired = 0;
+    size_t n;
+    int rc;
+
+    if (key_parse_event_sk(r->sk, key_ts, key_type, sizeof(key_type), &key_seq))
+        key_ts[0] = '\0';
+    ev.product_id = pid;
+    ev.timestamp = record_time(r->image, key_ts, &ev.ts_ms);
+    ev.type = str_attr(r->image, "type");
+    ev.actor = str_attr(r->image, "actor");
+    ev.hash = str_attr(r->image, "hash");
+    ev.previous_hash = str_attr(r->image, "previousHash");
+    seq = cJSON_GetObjectItemCaseSensitive(r->image, "seq");
+    if (cJSON_IsNumber(seq) && seq->valuedouble >= 1 && seq->valuedouble <= UINT32_MAX &&
+        seq->valuedouble == (double)(uint32_t)seq->valuedouble)
+        ev.seq = (uint32_t)seq->valuedouble;
+    else if (!seq)
+        ev.seq = key_seq;
+    else
+        return park(p, r, "malformed event: bad seq");
+    if (!ev.timestamp)
+        return park(p, r, "malformed event: no valid timestamp");
+    if (!ev.hash || !ev.previous_hash || strlen(ev.hash) > CRYPTO_HEX_LEN ||
+        strlen(ev.previous_hash) > CRYPTO_HEX_LEN)
+        return park(p, r, "malformed event: hash or previousHash missing");
+
+    rc = product_get(p, pid, &pr);
+    if (rc)
+        return rc;
+    if (!pr->exists)
+        return park(p, r, "product not found (or without brandId)");
+    rc = product_load_state(p, pr);
+    if (rc)
+        return rc;
+    p->counts.events++;
+
+    if (pr->state.has_event && ev.seq && ev.seq <= pr->state.last_event.seq)
+        return 0; /* already seen (a re-insert): nothing new to check */
+    if (pr->state.has_event && (ev.seq == 0 || ev.seq == pr->state.last_event.seq + 1)) {
+        prev = &pr->state.last_event;
+    } else if (ev.seq > 1) {
+        bool found;
+        rc = prev_lookup(p, r, &ev, &prev_buf, &found);
+        if (rc)
+            return rc;
+        prev = found ? &prev_buf : NULL;
+    }
+    n = chk_chain(prev, &ev, hits);
+    for (size_t i = 0; i < n; i++)
+        fired |= DET_BIT(hits[i].type);
+
+    o = (struct det_origin){.r = r,
+                            .timestamp = ev.timestamp,
+                            .agent = "chain_analyzer",
+                            .trigger = "chain_event"};
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = emit(p, pr, &o, &hits[i], fired, (unsigned)i);
+    /* The hits borrow prev (the state's last event): update it last. */
+    if (!rc) {
+        det_state_set_event(&pr->state, &ev);
+        pr->state_dirty = true;
+    }
+    return rc;
+}
+
+int det_proc_add(struct det_proc *p, const struct stream_record *r)
+{
+    char pid[PID_MAX + 1];
+
+    if (!det_record_wanted(r)) {
+        p->counts.ignored++;
+        return 0;
+    }
+    if (!cJSON_IsObject(r->image))
+        return park(p, r, "malformed image: not an object");
+    if (key_parse_product_pk(r->pk, pid, sizeof(pid)))
+        return park(p, r, "malformed partition key");
+    if (key_after(r->sk, KEY_PFX_SCAN))
+        return add_scan(p, r, pid);
+    return add_event(p, r, pid);
+}
+
+/* ---------- flush ---------- */
+
+static int put_dedup(struct det_proc *p, const struct det_alert *a)
+{
+    struct key pk;
+    cJSON *it;
+    int rc;
+
+    if (!key_product_pk(&pk, a->pid))
+        return ERR_INVALID;
+    it = cJSON_CreateObject();
+    cJSON_AddStringToObject(it, "PK", pk.s);
+    cJSON_AddStringToObject(it, "SK", a->dedup_sk);
+    cJSON_AddStringToObject(it, "productId", a->pid);
+    cJSON_AddStringToObject(it, "type", str_attr(a->item, "type"));
+    cJSON_AddStringToObject(it, "window", a->window);
+    cJSON_AddStringToObject(it, "alertId", str_attr(a->item, "alertId"));
+    cJSON_AddStringToObject(it, "alertPK", str_attr(a->item, "PK"));
+    cJSON_AddStringToObject(it, "alertSK", str_attr(a->item, "SK"));
+    /* Unconditional: a dedup item whose alert vanished is replaced. */
+    rc = store_put(p->cfg.s, it, NULL);
+    cJSON_Delete(it);
+    return rc;
+}
+
+int det_proc_flush(struct det_proc *p, uint64_t last_seq)
+{
+    int rc = 0;
+
+    for (size_t i = 0; !rc && i < p->nprods; i++) {
+        struct det_product *pr = p->prods[i];
+        cJSON *it;
+        if (!pr->state_dirty)
+            continue;
+        it = det_state_to_item(&pr->state, pr->pid);
+        rc = it ? store_put(p->cfg.s, it, NULL) : ERR_INVALID;
+        cJSON_Delete(it);
+    }
+    for (size_t i = 0; !rc && i < p->nalerts; i++) {
+        struct det_alert *a = p->alerts[i];
+        struct store_cond cond = {.kind = STORE_COND_NOT_EXISTS};
+        if (!a->dirty)
+            continue;
+        /* A new alert must really be new: a second creation would mean
+         * the batch was applied twice. */
+        rc = store_put(p->cfg.s, a->item, a->is_new ? &cond : NULL);
+        if (!rc && a->is_new)
+            rc = put_dedup(p, a);
+    }
+    for (size_t i = 0; !rc && i < p->nbrands; i++) {
+        struct key bpk;
+        struct store_action act = {.kind = STORE_ACT_ADD, .attr = "threatCount"};
+        act.delta = p->brands[i].n;
+        rc = key_brand_pk(&bpk, p->brands[i].brand_id)
+                 ? store_update(p->cfg.s, bpk.s, KEY_SK_STATS, &act, 1, NULL, NULL)
+                 : ERR_INVALID;
+    }
+    p->counts.brands = p->nbrands;
+    {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, p->puts)
+        {
+            if (!rc)
+                rc = store_put(p->cfg.s, it, NULL);
+        }
+    }
+    if (!rc)
+        rc = store_checkpoint_set(p->cfg.s, p->cfg.reader, last_seq);
+    return rc;
+}

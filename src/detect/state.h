@@ -1,0 +1,86 @@
+/*
+ * state.h - the detector's per-product window state, stored as the item
+ * PRODUCT#<productId>/DETSTATE.
+ *
+ * The checks must not grow with a product's scan history, so instead of
+ * querying the product's scans the detector keeps a small, bounded
+ * summary of what it has processed:
+ *   - the DET_BURST_MIN_SCANS newest scan times (burst: the hour ending at
+ *     a scan holds >= 10 scans iff the 10th newest scan up to it is in
+ *     that hour);
+ *   - the last-seen time of up to DET_COUNTRIES_MAX known countries
+ *     (geo: countries last seen in the 24 h ending at the scan; when full,
+ *     the country seen longest ago is forgotten);
+ *   - the number of scans processed (velocity: the total as of a scan);
+ *   - the last provenance event seen (chain: seq, hash, time, actor).
+ * The consumer reads the item once per product per batch, updates the
+ * struct in memory over the batch's records in stream order and writes
+ * it once, in the batch's transaction.  Everything is a function of the
+ * records processed, so a replay rebuilds the same state.
+ */
+#ifndef GP_DETECT_STATE_H
+#define GP_DETECT_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "detect/checks.h"
+
+/* Format version of the stored item. */
+#define DETSTATE_VERSION 1
+
+struct det_country {
+    char code[DET_COUNTRY_MAX + 1];
+    int64_t last_ms;
+};
+
+struct det_state {
+    uint64_t scans;                      /* scans processed so far */
+    size_t nrecent;                      /* entries in recent[] */
+    int64_t recent[DET_BURST_MIN_SCANS]; /* newest scan times, ascending */
+    size_t ncountries;
+    struct det_country countries[DET_COUNTRIES_MAX];
+    bool has_event;                      /* last_event is set */
+    struct det_prev_event last_event;
+};
+
+/* An empty state (no scans, no countries, no event). */
+void det_state_init(struct det_state *st);
+
+/*
+ * Loads a state from its stored item.  Entries of the wrong type or out
+ * of bounds are skipped (the item is only ever written by the detector,
+ * but a damaged one must not stop the stream).  Never fails: at worst the
+ * state is empty.
+ */
+void det_state_from_item(struct det_state *st, const cJSON *item);
+
+/* The stored item PRODUCT#<product_id>/DETSTATE.  The caller owns the
+ * result.  NULL when the key would be too long. */
+cJSON *det_state_to_item(const struct det_state *st, const char *product_id);
+
+/* True when country is a known location: a non-empty string of at most
+ * DET_COUNTRY_MAX bytes other than "Unknown" and "Local". */
+bool det_country_known(const char *country);
+
+/* Records one scan at ts_ms: counts it, adds its time to the newest scan
+ * times (dropping the oldest beyond DET_BURST_MIN_SCANS) and, for a known
+ * country, raises that country's last-seen time. */
+void det_state_add_scan(struct det_state *st, int64_t ts_ms, const char *country);
+
+/* Number of remembered scan times in [from_ms, to_ms]. */
+unsigned det_state_scans_between(const struct det_state *st, int64_t from_ms, int64_t to_ms);
+
+/* Fills out (DET_COUNTRIES_MAX entries) with the countries whose
+ * last-seen time is in [from_ms, to_ms], sorted byte-wise; returns their
+ * number.  The strings point into st. */
+size_t det_state_countries_between(const struct det_state *st, int64_t from_ms, int64_t to_ms,
+                                   const char **out);
+
+/* Makes ev the last event seen (hash and actor are copied, cut to fit). */
+void det_state_set_event(struct det_state *st, const struct det_event *ev);
+
+#endif

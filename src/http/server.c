@@ -1,0 +1,1035 @@
+/*
+ * server.c - HTTP/1.1 server on libev: listening, connections, timeouts,
+ * pipelining, group commit and streaming (public API in http.h).
+ *
+ * Life of a request: the read watcher reads up to HTTP_READ_CHUNK bytes
+ * into the server's scratch buffer and feeds them to the connection's
+ * parser; each complete request goes to handler->handle() and the
+ * serialised response is appended to the connection's output buffer.
+ * Nothing is written yet: the connection joins the "pending" list and
+ * remembers where this iteration's responses start (the mark) and where
+ * each one begins and ends (entries).  The ev_prepare watcher, which
+ * libev runs once per iteration just before it waits for events, calls
+ * handler->commit() once when anything was handled, then writes every
+ * pending connection with a direct send(); a write watcher finishes what
+ * the socket would not take.  When the commit fails, the responses of the
+ * iteration are rewritten in place to 500 {"error":"Internal error"}.
+ *
+ * Connections are never freed inside their own callbacks: conn_kill()
+ * stops the watchers and queues the connection on the reap list, which
+ * the prepare callback empties (redis's freeClientAsync idea).
+ *
+ * Timeouts use one ev_timer per connection, armed lazily ("be smart about
+ * timeouts" in ev.pod): the deadline is recomputed from timestamps when
+ * the timer fires, and the timer is only moved when the deadline becomes
+ * earlier than the armed one.  A fresh connection and a request in
+ * progress get the header timeout (from the first byte), a body in
+ * progress the body timeout (from the end of the headers), a kept-alive
+ * connection the idle timeout, and output that does not move the body
+ * timeout.  Streaming connections have none.
+ */
+#include "http/server.h"
+
+#include <errno.h>
+#include <ev.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http/parse.h"
+#include "http/reply.h"
+#include "net/listen.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/timescale.h"
+#include "util/xalloc.h"
+
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+enum entry_kind { ENT_HANDLER = 0, ENT_SERVER, ENT_STREAM };
+
+/* One response queued during the current iteration: [start, end) of out. */
+struct out_entry {
+    size_t start, end;
+    unsigned char kind;
+    unsigned char minor;
+    bool close;
+    bool head;
+};
+
+struct http_conn {
+    struct http_server *srv;
+    int fd;
+    ev_io rio, wio;
+    ev_timer tmr;
+    struct http_parse parse;
+    struct buf in;   /* input not processed yet (backpressure only) */
+    struct buf out;  /* serialised responses / stream data */
+    size_t out_sent; /* bytes of out already written */
+    size_t mark;     /* while pending: start of the held responses */
+    struct out_entry *ents;
+    size_t nents, ents_cap;
+    struct http_conn *prev, *next; /* all connections of the server */
+    struct http_conn *pend_next;   /* pending list (held responses) */
+    struct http_conn *reap_next;   /* reap list (dead) */
+    unsigned long served;          /* requests answered */
+    unsigned long phase_req;       /* value of served when phase_since was set */
+    enum http_parse_phase seen_phase;
+    ev_tstamp last_activity, phase_since, write_since, linger_since, timer_at;
+    bool pending, dead, close_after, linger, lingering, peer_eof;
+    bool streaming, stream_accepted, stream_open_due, in_handler;
+    void (*stream_open)(void *arg, struct http_conn *c);
+    void (*stream_closed)(void *arg, struct http_conn *c);
+    void *stream_arg;
+    char peer_ip[64];
+    int peer_port;
+};
+
+struct http_server {
+    struct ev_loop *loop;
+    struct http_handler h;
+    struct http_parse_limits lim;
+    double t_header, t_idle, t_body, t_linger, t_retry;
+    size_t max_conns, stream_max;
+    char *cors_origin;
+    int lfd[NET_MAX_LISTEN];
+    ev_io lio[NET_MAX_LISTEN];
+    size_t nlisten;
+    int port;
+    ev_prepare prep;
+    ev_timer retry; /* re-enables accept() after EMFILE */
+    struct http_conn *conns;
+    size_t nconns;
+    struct http_conn *pend_head;
+    struct http_conn *reap_head;
+    bool handled; /* handle() ran since the last prepare */
+    bool draining, drain_done;
+    void (*drain_cb)(void *arg);
+    void *drain_arg;
+    struct http_date_cache date;
+    struct http_request req;  /* scratch, one request at a time */
+    struct http_response res; /* scratch, buffers reused */
+    char rbuf[HTTP_READ_CHUNK];
+};
+
+static void conn_kill(struct http_conn *c);
+static void conn_timer_update(struct http_conn *c);
+static void conn_resume(struct http_conn *c);
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static size_t conn_unsent(const struct http_conn *c)
+{
+    return c->out.len - c->out_sent;
+}
+
+/* ---- output queue --------------------------------------------------- */
+
+/* Records a response just appended at [start, end) and puts the
+ * connection on the pending list (its output is held until commit). */
+static void queue_entry(struct http_conn *c, enum entry_kind kind, size_t start, bool close,
+                        bool head, int minor)
+{
+    struct http_server *s = c->srv;
+    if (!c->pending) {
+        c->pending = true;
+        c->mark = start;
+        c->pend_next = s->pend_head;
+        s->pend_head = c;
+    }
+    if (c->nents == c->ents_cap) {
+        c->ents_cap = c->ents_cap ? c->ents_cap * 2 : 4;
+        c->ents = xrealloc(c->ents, c->ents_cap * sizeof *c->ents);
+    }
+    struct out_entry *e = &c->ents[c->nents++];
+    e->start = start;
+    e->end = c->out.len;
+    e->kind = (unsigned char)kind;
+    e->minor = (unsigned char)(minor > 0 ? 1 : 0);
+    e->close = close;
+    e->head = head;
+    if (conn_unsent(c) == e->end - start)
+        c->write_since = ev_now(s->loop); /* output was idle: the stall clock starts */
+}
+
+static void reply_ctx(struct http_conn *c, struct http_reply_ctx *ctx, int minor, bool head,
+                      bool keep)
+{
+    http_date_update(&c->srv->date, (time_t)ev_now(c->srv->loop));
+    ctx->minor = minor;
+    ctx->head = head;
+    ctx->keep_alive = keep;
+    ctx->date = &c->srv->date;
+    ctx->cors_origin = c->srv->cors_origin;
+}
+
+/* Queues a server-made JSON error and closes after it (lingering when the
+ * peer may still be sending). */
+static void queue_error(struct http_conn *c, int status, const char *msg, bool linger)
+{
+    struct http_reply_ctx ctx;
+    size_t start = c->out.len, bytes = 0;
+    int minor = c->parse.hp.http_major == 1 ? http_parse_minor(&c->parse) : 1;
+    reply_ctx(c, &ctx, minor, false, false);
+    if (http_reply_error(&c->out, &ctx, status, msg, &bytes)) {
+        conn_kill(c);
+        return;
+    }
+    queue_entry(c, ENT_SERVER, start, true, false, minor);
+    c->close_after = true;
+    c->linger = linger;
+}
+
+static void queue_continue(struct http_conn *c)
+{
+    size_t start = c->out.len, bytes = 0;
+    if (http_reply_continue(&c->out, &bytes)) {
+        conn_kill(c);
+        return;
+    }
+    queue_entry(c, ENT_SERVER, start, false, false, 1);
+}
+
+/* ---- request handling ----------------------------------------------- */
+
+static void reset_response(struct http_response *res)
+{
+    res->status = 0;
+    res->content_type = NULL;
+    /* keep the allocations between requests, unless one got big */
+    if (res->headers.cap > 64 * 1024)
+        buf_free(&res->headers);
+    else
+        buf_reset(&res->headers);
+    if (res->body.cap > 1024 * 1024)
+        buf_free(&res->body);
+    else
+        buf_reset(&res->body);
+    res->close = false;
+    res->stream = false;
+    res->stream_open = NULL;
+    res->stream_closed = NULL;
+    res->stream_arg = NULL;
+}
+
+static void call_done(struct http_conn *c, const struct http_request *req,
+                      const struct http_response *res, size_t bytes)
+{
+    struct http_server *s = c->srv;
+    if (!s->h.done)
+        return;
+    double ms = (double)(mono_us() - req->start_us) / 1000.0;
+    s->h.done(s->h.arg, req, res, bytes, ms);
+}
+
+/* Answers a CORS preflight without involving the application. */
+static void handle_preflight(struct http_conn *c, struct http_request *req, int minor)
+{
+    struct http_server *s = c->srv;
+    struct http_reply_ctx ctx;
+    size_t start = c->out.len, bytes = 0;
+    bool keep = req->keep_alive && !s->draining;
+    reply_ctx(c, &ctx, minor, false, keep);
+    if (http_reply_preflight(&c->out, &ctx,
+                             http_request_header(req, "Access-Control-Request-Headers"), &bytes)) {
+        conn_kill(c);
+        return;
+    }
+    queue_entry(c, ENT_SERVER, start, !keep, false, minor);
+    if (!keep)
+        c->close_after = true;
+    reset_response(&s->res);
+    s->res.status = 204;
+    call_done(c, req, &s->res, bytes);
+}
+
+static void conn_handle(struct http_conn *c)
+{
+    struct http_server *s = c->srv;
+    struct http_request *req = &s->req;
+    struct http_response *res = &s->res;
+    struct http_reply_ctx ctx;
+    size_t start, bytes = 0;
+    int minor = http_parse_minor(&c->parse);
+
+    http_parse_fill(&c->parse, req);
+    memcpy(req->peer_ip, c->peer_ip, sizeof req->peer_ip);
+    req->peer_port = c->peer_port;
+    req->conn = c;
+    req->start_us = mono_us();
+    c->served++;
+    bool head = req->method == HTTP_M_HEAD;
+
+    if (s->cors_origin && req->method == HTTP_M_OPTIONS) {
+        handle_preflight(c, req, minor);
+        return;
+    }
+    reset_response(res);
+    c->in_handler = true;
+    s->h.handle(s->h.arg, req, res);
+    c->in_handler = false;
+    s->handled = true;
+    if (res->status == 0)
+        http_response_error(res, 500, "Internal error");
+    bool keep = req->keep_alive && !res->close && !s->draining;
+    if (res->stream) {
+        /* the stream is ours now: stream_closed is owed exactly once */
+        c->stream_accepted = true;
+        c->stream_open = res->stream_open;
+        c->stream_closed = res->stream_closed;
+        c->stream_arg = res->stream_arg;
+    }
+    if (c->dead) /* the handler closed its own connection */
+        return;
+    start = c->out.len;
+    if (res->stream) {
+        reply_ctx(c, &ctx, minor, head, true);
+        if (http_reply_stream_head(&c->out, &ctx, res, &bytes)) {
+            conn_kill(c);
+            return;
+        }
+        if (head || s->draining) {
+            queue_entry(c, ENT_STREAM, start, true, head, minor);
+            c->close_after = true;
+        } else {
+            queue_entry(c, ENT_STREAM, start, false, head, minor);
+            c->streaming = true;
+            c->stream_open_due = true;
+        }
+    } else {
+        reply_ctx(c, &ctx, minor, head, keep);
+        int rc = http_reply_append(&c->out, &ctx, res, &bytes);
+        if (rc) {
+            ctx.keep_alive = keep = false;
+            rc = http_reply_error(&c->out, &ctx, 500, "Response too large", &bytes);
+        }
+        if (rc) {
+            conn_kill(c);
+            return;
+        }
+        queue_entry(c, ENT_HANDLER, start, !keep, head, minor);
+        if (!keep)
+            c->close_after = true;
+    }
+    call_done(c, req, res, bytes);
+}
+
+/* True when unsent output is so large that further requests must wait. */
+static bool conn_blocked(const struct http_conn *c)
+{
+    return conn_unsent(c) > HTTP_OUT_HIGH;
+}
+
+/* Parses and handles what data holds; returns how many bytes were used
+ * (the rest must wait: output backpressure).  Input arriving after the
+ * connection decided to close, or on a stream, is discarded. */
+static size_t conn_feed(struct http_conn *c, const char *data, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        if (c->dead || c->close_after || c->streaming)
+            return len;
+        if (conn_blocked(c))
+            break;
+        size_t used = 0;
+        int rc = http_parse_feed(&c->parse, data + off, len - off, &used);
+        off += used;
+        if (rc == HTTP_PARSE_MORE) {
+            /* the body did not come along with the headers: invite it */
+            if (http_parse_take_continue(&c->parse))
+                queue_continue(c);
+            break;
+        }
+        if (rc == HTTP_PARSE_DONE) {
+            conn_handle(c);
+            http_parse_next(&c->parse);
+            continue;
+        }
+        queue_error(c, http_parse_status(&c->parse), http_parse_message(&c->parse), true);
+        return len;
+    }
+    return off;
+}
+
+/* Tracks the parser phase so the timer knows which timeout applies. */
+static void conn_note_phase(struct http_conn *c)
+{
+    enum http_parse_phase ph = http_parse_phase(&c->parse);
+    if (ph != c->seen_phase || c->phase_req != c->served) {
+        c->seen_phase = ph;
+        c->phase_req = c->served;
+        c->phase_since = ev_now(c->srv->loop);
+    }
+}
+
+static void conn_start_reading(struct http_conn *c)
+{
+    if (!ev_is_active(&c->rio) && !c->dead)
+        ev_io_start(c->srv->loop, &c->rio);
+}
+
+static void conn_stop_reading(struct http_conn *c)
+{
+    if (ev_is_active(&c->rio))
+        ev_io_stop(c->srv->loop, &c->rio);
+}
+
+/* The peer sent EOF. */
+static void conn_on_eof(struct http_conn *c)
+{
+    c->peer_eof = true;
+    conn_stop_reading(c);
+    if (c->lingering || c->streaming) {
+        conn_kill(c);
+        return;
+    }
+    if (c->in.len)
+        return; /* pipelined requests still wait; conn_resume() finishes */
+    if (c->pending || conn_unsent(c)) {
+        c->close_after = true; /* answer what was asked, then close */
+        c->linger = false;
+        return;
+    }
+    conn_kill(c);
+}
+
+static void conn_on_readable(struct http_conn *c)
+{
+    struct http_server *s = c->srv;
+    ssize_t n = recv(c->fd, s->rbuf, sizeof s->rbuf, 0);
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            conn_kill(c);
+        return;
+    }
+    if (n == 0) {
+        conn_on_eof(c);
+        return;
+    }
+    c->last_activity = ev_now(s->loop);
+    if (c->lingering || c->streaming || c->close_after)
+        return; /* nothing more is expected: discard */
+    size_t used = conn_feed(c, s->rbuf, (size_t)n);
+    if (used < (size_t)n && !c->dead && !c->close_after && !c->streaming) {
+        /* output backpressure: keep the rest and stop reading meanwhile */
+        if (buf_append(&c->in, s->rbuf + used, (size_t)n - used)) {
+            conn_kill(c);
+            return;
+        }
+        conn_stop_reading(c);
+    }
+    conn_note_phase(c);
+    conn_timer_update(c);
+}
+
+static void read_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    conn_on_readable(container_of(w, struct http_conn, rio));
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+/* Writes what may be written (not the held responses of a pending
+ * connection).  Returns 0, or -1 when the connection died. */
+static int conn_write(struct http_conn *c)
+{
+    size_t limit = c->pending ? c->mark : c->out.len;
+    while (c->out_sent < limit) {
+        ssize_t n = send(c->fd, c->out.data + c->out_sent, limit - c->out_sent, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            conn_kill(c);
+            return -1;
+        }
+        c->out_sent += (size_t)n;
+        c->write_since = ev_now(c->srv->loop);
+    }
+    if (c->pending)
+        return 0; /* offsets of the held responses must not move */
+    if (c->out_sent == c->out.len) {
+        if (c->out.cap > 256 * 1024)
+            buf_free(&c->out);
+        else
+            buf_reset(&c->out);
+        c->out_sent = 0;
+    } else if (c->out_sent > 64 * 1024 && c->out_sent * 2 > c->out.len) {
+        buf_consume(&c->out, c->out_sent);
+        c->out_sent = 0;
+    }
+    return 0;
+}
+
+/* Output is fully written and the connection wants to close. */
+static void conn_finish_close(struct http_conn *c)
+{
+    if (!c->linger || c->peer_eof) {
+        conn_kill(c);
+        return;
+    }
+    /* half-close and drain the peer's leftovers so it sees our answer
+     * instead of a reset */
+    shutdown(c->fd, SHUT_WR);
+    c->lingering = true;
+    c->linger_since = ev_now(c->srv->loop);
+    buf_free(&c->in);
+    conn_start_reading(c);
+}
+
+/* After output progress: stop the write watcher when done, close, or
+ * resume held-back input. */
+static void conn_after_write(struct http_conn *c)
+{
+    struct http_server *s = c->srv;
+    if (c->dead)
+        return;
+    if (conn_unsent(c) == 0) {
+        if (ev_is_active(&c->wio))
+            ev_io_stop(s->loop, &c->wio);
+        c->last_activity = ev_now(s->loop);
+        if (c->close_after && !c->pending) {
+            if (!c->lingering)
+                conn_finish_close(c);
+            return;
+        }
+    } else if (c->pending && c->out_sent == c->mark) {
+        if (ev_is_active(&c->wio))
+            ev_io_stop(s->loop, &c->wio); /* the rest waits for commit */
+    } else if (!ev_is_active(&c->wio)) {
+        ev_io_start(s->loop, &c->wio);
+    }
+}
+
+static void write_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct http_conn *c = container_of(w, struct http_conn, wio);
+    if (conn_write(c))
+        return;
+    conn_after_write(c);
+    if (!c->dead && c->in.len && !conn_blocked(c) && !c->pending)
+        conn_resume(c);
+    if (!c->dead)
+        conn_timer_update(c);
+}
+
+/* Processes input that waited for the output to drain. */
+static void conn_resume(struct http_conn *c)
+{
+    size_t used = conn_feed(c, c->in.data, c->in.len);
+    if (c->dead)
+        return;
+    if (c->close_after || c->streaming)
+        buf_free(&c->in);
+    else
+        buf_consume(&c->in, used);
+    if (c->in.len == 0) {
+        buf_free(&c->in);
+        if (c->peer_eof) {
+            if (c->pending || conn_unsent(c)) {
+                c->close_after = true;
+                c->linger = false;
+            } else {
+                conn_kill(c);
+                return;
+            }
+        } else if (!c->close_after || c->linger) {
+            conn_start_reading(c);
+        }
+    }
+    conn_note_phase(c);
+}
+
+/* Writes a connection whose responses were just released (prepare). */
+static void conn_flush(struct http_conn *c)
+{
+    if (conn_unsent(c) && conn_write(c))
+        return;
+    conn_after_write(c);
+    if (c->dead)
+        return;
+    /* input held back by backpressure is resumed from the write watcher,
+     * outside the prepare phase, so its responses get their own commit */
+    if (c->in.len && !ev_is_active(&c->wio))
+        ev_io_start(c->srv->loop, &c->wio);
+    conn_timer_update(c);
+}
+
+/* Commit failed: every response of this iteration becomes a 500 (server
+ * answers such as 400 or "100 Continue" are kept as they were). */
+static void conn_rewrite_failed(struct http_conn *c)
+{
+    size_t tail = c->out.len - c->mark;
+    char *saved = xmalloc(tail ? tail : 1);
+    memcpy(saved, c->out.data + c->mark, tail);
+    c->out.len = c->mark;
+    for (size_t i = 0; i < c->nents; i++) {
+        const struct out_entry *e = &c->ents[i];
+        size_t bytes = 0;
+        int rc;
+        if (e->kind == ENT_SERVER) {
+            rc = buf_append(&c->out, saved + (e->start - c->mark), e->end - e->start);
+        } else {
+            struct http_reply_ctx ctx;
+            bool keep = !e->close && e->kind == ENT_HANDLER;
+            reply_ctx(c, &ctx, e->minor, e->head, keep);
+            rc = http_reply_error(&c->out, &ctx, 500, "Internal error", &bytes);
+            if (e->kind == ENT_STREAM) {
+                c->streaming = false;
+                c->stream_open_due = false;
+                c->close_after = true;
+                c->linger = false;
+            }
+        }
+        if (rc) {
+            conn_kill(c);
+            break;
+        }
+        if (e->kind == ENT_STREAM)
+            break;
+    }
+    free(saved);
+}
+
+/* ---- timeouts ----------------------------------------------------------- */
+
+/* The absolute time at which the connection times out; 0 for never. */
+static ev_tstamp conn_deadline(const struct http_conn *c)
+{
+    const struct http_server *s = c->srv;
+    ev_tstamp d = 0;
+#define EARLIER(t)                                                                                 \
+    do {                                                                                           \
+        ev_tstamp t_ = (t);                                                                        \
+        if (d == 0 || t_ < d)                                                                      \
+            d = t_;                                                                                \
+    } while (0)
+    if (c->dead)
+        return 0;
+    if (c->lingering)
+        return c->linger_since + s->t_linger;
+    if (conn_unsent(c) || c->pending)
+        EARLIER(c->write_since + s->t_body);
+    if (c->streaming)
+        return d;
+    if (!c->close_after && !c->in.len) {
+        if (c->seen_phase == HTTP_PHASE_HEAD)
+            EARLIER(c->phase_since + s->t_header);
+        else if (c->seen_phase == HTTP_PHASE_BODY)
+            EARLIER(c->phase_since + s->t_body);
+        else if (!conn_unsent(c) && !c->pending)
+            EARLIER(c->last_activity + (c->served ? s->t_idle : s->t_header));
+    }
+    if (d == 0)
+        d = c->last_activity + s->t_idle; /* safety net */
+#undef EARLIER
+    return d;
+}
+
+static void conn_timer_update(struct http_conn *c)
+{
+    struct ev_loop *loop = c->srv->loop;
+    ev_tstamp d = conn_deadline(c);
+    if (d == 0) {
+        if (ev_is_active(&c->tmr))
+            ev_timer_stop(loop, &c->tmr);
+        return;
+    }
+    if (ev_is_active(&c->tmr) && d >= c->timer_at)
+        return; /* lazily: the timer fires early and re-arms */
+    ev_tstamp after = d - ev_now(loop);
+    if (ev_is_active(&c->tmr))
+        ev_timer_stop(loop, &c->tmr);
+    ev_timer_set(&c->tmr, after > 0 ? after : 0, 0.);
+    ev_timer_start(loop, &c->tmr);
+    c->timer_at = d;
+}
+
+static void conn_on_timeout(struct http_conn *c)
+{
+    bool mid_request = c->seen_phase != HTTP_PHASE_IDLE;
+    if (!c->lingering && mid_request && !c->close_after && !c->pending && !conn_unsent(c) &&
+        !c->streaming) {
+        queue_error(c, 408, "Request timeout", false);
+        conn_stop_reading(c);
+        conn_timer_update(c);
+        return;
+    }
+    conn_kill(c);
+}
+
+static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    struct http_conn *c = container_of(w, struct http_conn, tmr);
+    ev_tstamp d = conn_deadline(c);
+    if (d == 0)
+        return;
+    ev_tstamp left = d - ev_now(loop);
+    if (left <= 1e-4) {
+        conn_on_timeout(c);
+        return;
+    }
+    ev_timer_set(&c->tmr, left, 0.);
+    ev_timer_start(loop, &c->tmr);
+    c->timer_at = d;
+}
+
+/* ---- connection lifetime ------------------------------------------------ */
+
+static void conn_kill(struct http_conn *c)
+{
+    struct http_server *s = c->srv;
+    if (c->dead)
+        return;
+    c->dead = true;
+    ev_io_stop(s->loop, &c->rio);
+    ev_io_stop(s->loop, &c->wio);
+    ev_timer_stop(s->loop, &c->tmr);
+    c->reap_next = s->reap_head;
+    s->reap_head = c;
+}
+
+static void conn_free(struct http_conn *c)
+{
+    struct http_server *s = c->srv;
+    ev_io_stop(s->loop, &c->rio);
+    ev_io_stop(s->loop, &c->wio);
+    ev_timer_stop(s->loop, &c->tmr);
+    if (c->pending) {
+        /* not expected (pending lists are emptied first), but stay safe */
+        for (struct http_conn **pp = &s->pend_head; *pp; pp = &(*pp)->pend_next) {
+            if (*pp == c) {
+                *pp = c->pend_next;
+                break;
+            }
+        }
+    }
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nconns--;
+    if (c->stream_accepted) {
+        c->stream_accepted = false;
+        if (c->stream_closed)
+            c->stream_closed(c->stream_arg, c);
+    }
+    close(c->fd);
+    http_parse_free(&c->parse);
+    buf_free(&c->in);
+    buf_free(&c->out);
+    free(c->ents);
+    free(c);
+}
+
+static void conn_new(struct http_server *s, int fd, const struct sockaddr *sa, socklen_t salen)
+{
+    int one = 1;
+    struct http_conn *c = xcalloc(1, sizeof *c);
+    if (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->srv = s;
+    c->fd = fd;
+    net_addr_str(sa, salen, c->peer_ip, sizeof c->peer_ip, &c->peer_port);
+    http_parse_init(&c->parse, &s->lim);
+    buf_init(&c->in, s->lim.max_header_bytes + s->lim.max_body + 64 * 1024);
+    buf_init(&c->out, HTTP_RESPONSE_MAX + 2 * HTTP_OUT_HIGH);
+    ev_io_init(&c->rio, read_cb, fd, EV_READ);
+    ev_io_init(&c->wio, write_cb, fd, EV_WRITE);
+    ev_init(&c->tmr, timer_cb);
+    c->last_activity = c->phase_since = c->write_since = ev_now(s->loop);
+    c->seen_phase = HTTP_PHASE_IDLE;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->nconns++;
+    ev_io_start(s->loop, &c->rio);
+    conn_timer_update(c);
+}
+
+/* ---- accepting ---------------------------------------------------------- */
+
+static void listeners_stop(struct http_server *s)
+{
+    for (size_t i = 0; i < s->nlisten; i++)
+        ev_io_stop(s->loop, &s->lio[i]);
+}
+
+static void refuse(int fd)
+{
+    static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
+                               "Content-Type: application/json\r\n"
+                               "Content-Length: 25\r\n"
+                               "Connection: close\r\n\r\n"
+                               "{\"error\":\"Server busy\"}\r\n";
+    ssize_t w = send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)w;
+    close(fd);
+}
+
+static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)revents;
+    struct http_server *s = w->data;
+    for (int i = 0; i < 64; i++) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(w->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+                continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* out of descriptors: pause accepting instead of spinning */
+                log_warn("accept: %s; pausing new connections", strerror(errno));
+                listeners_stop(s);
+                ev_timer_set(&s->retry, s->t_retry, 0.);
+                ev_timer_start(loop, &s->retry);
+            }
+            break;
+        }
+        if (s->nconns >= s->max_conns || s->draining) {
+            refuse(fd);
+            continue;
+        }
+        conn_new(s, fd, (struct sockaddr *)&ss, sl);
+    }
+}
+
+static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    struct http_server *s = w->data;
+    if (s->draining)
+        return;
+    for (size_t i = 0; i < s->nlisten; i++)
+        ev_io_start(loop, &s->lio[i]);
+}
+
+/* ---- the iteration boundary: commit, write, reap ------------------------ */
+
+static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    (void)revents;
+    struct http_server *s = container_of(w, struct http_server, prep);
+    int crc = 0;
+    if (s->handled) {
+        s->handled = false;
+        if (s->h.commit)
+            crc = s->h.commit(s->h.arg);
+        if (crc)
+            log_warn("commit failed (%s): answering 500", err_str(crc));
+    }
+    struct http_conn *list = s->pend_head;
+    s->pend_head = NULL;
+    for (struct http_conn *c = list; c; c = c->pend_next) {
+        c->pending = false;
+        if (crc && !c->dead && c->nents)
+            conn_rewrite_failed(c);
+        c->nents = 0;
+    }
+    for (struct http_conn *c = list; c; c = c->pend_next) {
+        if (c->dead)
+            continue;
+        if (c->stream_open_due) {
+            c->stream_open_due = false;
+            if (c->stream_open)
+                c->stream_open(c->stream_arg, c);
+        }
+        if (!c->dead)
+            conn_flush(c);
+    }
+    while (s->reap_head) {
+        struct http_conn *c = s->reap_head;
+        s->reap_head = c->reap_next;
+        conn_free(c);
+    }
+    if (s->draining && !s->drain_done && s->nconns == 0) {
+        s->drain_done = true;
+        ev_prepare_stop(loop, &s->prep);
+        if (s->drain_cb)
+            s->drain_cb(s->drain_arg); /* may free the server: touch nothing after */
+    }
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+struct http_server *http_server_new(struct ev_loop *loop, const struct http_server_config *cfg,
+                                    const struct http_handler *h, char *err, size_t errlen)
+{
+    static const struct http_server_config defaults = {0};
+    struct http_server *s = NULL;
+    if (!cfg)
+        cfg = &defaults;
+    if (!loop || !h || !h->handle) {
+        snprintf(err, errlen, "http_server_new: missing loop or handler");
+        goto fail;
+    }
+    s = xcalloc(1, sizeof *s);
+    s->loop = loop;
+    s->h = *h;
+    s->lim.max_header_bytes = cfg->max_header_bytes ? cfg->max_header_bytes : 16 * 1024;
+    s->lim.max_headers = cfg->max_headers ? cfg->max_headers : HTTP_MAX_HEADERS_CAP;
+    if (s->lim.max_headers > HTTP_MAX_HEADERS_CAP)
+        s->lim.max_headers = HTTP_MAX_HEADERS_CAP;
+    s->lim.max_body = cfg->max_body ? cfg->max_body : 1024 * 1024;
+    s->t_header = scaled(cfg->header_timeout > 0 ? cfg->header_timeout : 10.0);
+    s->t_idle = scaled(cfg->idle_timeout > 0 ? cfg->idle_timeout : 60.0);
+    s->t_body = scaled(cfg->body_timeout > 0 ? cfg->body_timeout : 30.0);
+    s->t_linger = scaled(HTTP_LINGER_SECONDS);
+    s->t_retry = scaled(0.1);
+    s->max_conns = cfg->max_conns ? cfg->max_conns : 20000;
+    s->stream_max = cfg->stream_buffer_max ? cfg->stream_buffer_max : 256 * 1024;
+    s->cors_origin = cfg->cors_origin && *cfg->cors_origin ? xstrdup(cfg->cors_origin) : NULL;
+    if (s->cors_origin)
+        for (char *p = s->cors_origin; *p; p++)
+            if (*p == '\r' || *p == '\n')
+                *p = ' ';
+    buf_init(&s->res.headers, 64 * 1024);
+    buf_init(&s->res.body, HTTP_RESPONSE_MAX);
+
+    if (net_listen(cfg->listen && *cfg->listen ? cfg->listen : "127.0.0.1:8080", cfg->reuseport,
+                   SOMAXCONN, s->lfd, NET_MAX_LISTEN, &s->nlisten, err, errlen))
+        goto fail;
+    s->port = net_local_port(s->lfd[0]);
+    for (size_t i = 0; i < s->nlisten; i++) {
+        ev_io_init(&s->lio[i], accept_cb, s->lfd[i], EV_READ);
+        s->lio[i].data = s;
+        ev_io_start(loop, &s->lio[i]);
+    }
+    ev_init(&s->retry, retry_cb);
+    s->retry.data = s;
+    ev_prepare_init(&s->prep, prepare_cb);
+    ev_prepare_start(loop, &s->prep);
+    return s;
+fail:
+    if (s) {
+        free(s->cors_origin);
+        buf_free(&s->res.headers);
+        buf_free(&s->res.body);
+        free(s);
+    }
+    return NULL;
+}
+
+int http_server_port(const struct http_server *s)
+{
+    return s->port;
+}
+
+size_t http_server_conn_count(const struct http_server *s)
+{
+    return s->nconns;
+}
+
+static void close_listeners(struct http_server *s)
+{
+    listeners_stop(s);
+    ev_timer_stop(s->loop, &s->retry);
+    for (size_t i = 0; i < s->nlisten; i++)
+        close(s->lfd[i]);
+    s->nlisten = 0;
+}
+
+void http_server_drain(struct http_server *s, void (*done_cb)(void *arg), void *arg)
+{
+    s->drain_cb = done_cb;
+    s->drain_arg = arg;
+    if (s->draining)
+        return;
+    s->draining = true;
+    close_listeners(s);
+    for (struct http_conn *c = s->conns; c; c = c->next) {
+        if (c->dead || c->in_handler)
+            continue;
+        if (c->streaming) {
+            conn_kill(c);
+            continue;
+        }
+        bool mid_request = http_parse_phase(&c->parse) != HTTP_PHASE_IDLE;
+        if (mid_request)
+            continue; /* its response will say "Connection: close" */
+        if (c->pending || conn_unsent(c)) {
+            c->close_after = true; /* finish writing, then close */
+            continue;
+        }
+        conn_kill(c);
+    }
+    /* prepare runs before the loop next waits and reports completion */
+}
+
+void http_server_free(struct http_server *s)
+{
+    if (!s)
+        return;
+    close_listeners(s);
+    ev_prepare_stop(s->loop, &s->prep);
+    s->pend_head = NULL;
+    s->reap_head = NULL;
+    while (s->conns) {
+        s->conns->pending = false;
+        conn_free(s->conns);
+    }
+    free(s->cors_origin);
+    buf_free(&s->res.headers);
+    buf_free(&s->res.body);
+    free(s);
+}
+
+int http_conn_send(struct http_conn *c, const void *data, size_t n)
+{
+    if (c->dead)
+        return ERR_IO;
+    if (!c->streaming)
+        return ERR_INVALID;
+    size_t before = conn_unsent(c);
+    if (before + n > c->srv->stream_max || buf_append(&c->out, data, n)) {
+        conn_kill(c);
+        return ERR_TOOBIG;
+    }
+    if (before == 0)
+        c->write_since = ev_now(c->srv->loop); /* the stall clock starts */
+    if (!c->pending && !ev_is_active(&c->wio)) {
+        if (conn_write(c))
+            return ERR_IO;
+        conn_after_write(c);
+    }
+    /* else the prepare phase or the write watcher sends it */
+    if (!c->dead)
+        conn_timer_update(c);
+    return 0;
+}
+
+void http_conn_close(struct http_conn *c)
+{
+    conn_kill(c);
+}
+
+const char *http_conn_peer(const struct http_conn *c)
+{
+    return c->peer_ip;
+}
+
+size_t http_conn_pending(const struct http_conn *c)
+{
+    return conn_unsent(c);
+}

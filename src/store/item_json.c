@@ -1,0 +1,333 @@
+/*
+ * item_json.c - a single-pass JSON reader for stored item bodies (see
+ * item_json.h).
+ *
+ * Recursive descent over compact JSON.  It accepts exactly what
+ * canon_write emits and refuses everything else (whitespace, odd
+ * escapes, bad UTF-16), in which case the caller's text goes to cJSON's
+ * own parser instead; so this file only has to be right for the common
+ * form, and cJSON stays the reference for the rest.  It mirrors cJSON's
+ * tree shape exactly: the first child's prev points to the last child,
+ * numbers fill valueint the way cJSON_SetNumberValue does.
+ */
+#include "store/item_json.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rd {
+    const char *p, *end;
+    int depth;
+};
+
+static cJSON *new_node(int type)
+{
+    cJSON *n = cJSON_malloc(sizeof(*n));
+    if (n) {
+        memset(n, 0, sizeof(*n));
+        n->type = type;
+    }
+    return n;
+}
+
+static void append(cJSON *parent, cJSON **tail, cJSON *child)
+{
+    if (!*tail) {
+        parent->child = child;
+    } else {
+        (*tail)->next = child;
+        child->prev = *tail;
+    }
+    parent->child->prev = child;
+    *tail = child;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool hex4(const char *p, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p[i]);
+        if (h < 0)
+            return false;
+        v = v << 4 | (unsigned)h;
+    }
+    *out = v;
+    return true;
+}
+
+/* Reads a string at r->p (on the opening quote) into a new cJSON_malloc'd
+ * C string; NULL on anything unexpected. */
+static char *read_string(struct rd *r)
+{
+    const char *s = ++r->p, *q = s;
+    bool esc = false;
+    char *out, *o;
+    while (q < r->end && *q != '"') {
+        if (*q == '\\') {
+            esc = true;
+            q++;
+        } else if ((unsigned char)*q < 0x20) {
+            return NULL;
+        }
+        q++;
+    }
+    if (q >= r->end)
+        return NULL;
+    /* Escapes only ever shrink the text, so q - s bytes suffice. */
+    out = cJSON_malloc((size_t)(q - s) + 1);
+    if (!out)
+        return NULL;
+    if (!esc) {
+        memcpy(out, s, (size_t)(q - s));
+        out[q - s] = '\0';
+        r->p = q + 1;
+        return out;
+    }
+    o = out;
+    for (const char *p = s; p < q; p++) {
+        unsigned cp, lo;
+        if (*p != '\\') {
+            *o++ = *p;
+            continue;
+        }
+        p++;
+        switch (*p) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '/': *o++ = '/'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u':
+            if (q - p < 5 || !hex4(p + 1, &cp))
+                goto fail;
+            p += 4;
+            if (cp >= 0xdc00 && cp <= 0xdfff)
+                goto fail;
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                if (q - p < 7 || p[1] != '\\' || p[2] != 'u' || !hex4(p + 3, &lo) ||
+                    lo < 0xdc00 || lo > 0xdfff)
+                    goto fail;
+                p += 6;
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            }
+            if (cp == 0)
+                goto fail; /* cJSON would end the string here */
+            if (cp < 0x80) {
+                *o++ = (char)cp;
+            } else if (cp < 0x800) {
+                *o++ = (char)(0xc0 | cp >> 6);
+                *o++ = (char)(0x80 | (cp & 0x3f));
+            } else if (cp < 0x10000) {
+                *o++ = (char)(0xe0 | cp >> 12);
+                *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+                *o++ = (char)(0x80 | (cp & 0x3f));
+            } else {
+                *o++ = (char)(0xf0 | cp >> 18);
+                *o++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+                *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+                *o++ = (char)(0x80 | (cp & 0x3f));
+            }
+            break;
+        default:
+            goto fail;
+        }
+    }
+    *o = '\0';
+    r->p = q + 1;
+    return out;
+fail:
+    cJSON_free(out);
+    return NULL;
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* A JSON number; plain integers of up to 15 digits skip strtod. */
+static cJSON *read_number(struct rd *r)
+{
+    const char *s = r->p, *p = s;
+    bool neg = false, plain = true;
+    double d;
+    cJSON *n;
+    if (*p == '-') {
+        neg = true;
+        p++;
+    }
+    if (p >= r->end || !is_digit(*p))
+        return NULL;
+    if (*p == '0' && p + 1 < r->end && is_digit(p[1]))
+        return NULL;
+    while (p < r->end && is_digit(*p))
+        p++;
+    if (p < r->end && *p == '.') {
+        plain = false;
+        if (++p >= r->end || !is_digit(*p))
+            return NULL;
+        while (p < r->end && is_digit(*p))
+            p++;
+    }
+    if (p < r->end && (*p == 'e' || *p == 'E')) {
+        plain = false;
+        p++;
+        if (p < r->end && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= r->end || !is_digit(*p))
+            return NULL;
+        while (p < r->end && is_digit(*p))
+            p++;
+    }
+    if (plain && p - s - neg <= 15) {
+        int64_t v = 0;
+        for (const char *q = s + neg; q < p; q++)
+            v = v * 10 + (*q - '0');
+        d = neg ? -(double)v : (double)v;
+        if (neg && v == 0)
+            d = -0.0;
+    } else {
+        char tmp[64], *endp;
+        if (p - s >= (long)sizeof(tmp))
+            return NULL;
+        memcpy(tmp, s, (size_t)(p - s));
+        tmp[p - s] = '\0';
+        d = strtod(tmp, &endp);
+        if (*endp)
+            return NULL; /* a locale with another decimal point */
+    }
+    n = new_node(cJSON_Number);
+    if (!n)
+        return NULL;
+    n->valuedouble = d;
+    if (d >= INT_MAX)
+        n->valueint = INT_MAX;
+    else if (d <= (double)INT_MIN)
+        n->valueint = INT_MIN;
+    else
+        n->valueint = (int)d;
+    r->p = p;
+    return n;
+}
+
+static bool lit(struct rd *r, const char *word, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+        return false;
+    r->p += n;
+    return true;
+}
+
+static cJSON *read_value(struct rd *r);
+
+static cJSON *read_container(struct rd *r, bool object)
+{
+    cJSON *c, *tail = NULL;
+    char close = object ? '}' : ']';
+    if (++r->depth > CJSON_NESTING_LIMIT)
+        return NULL;
+    c = new_node(object ? cJSON_Object : cJSON_Array);
+    if (!c)
+        return NULL;
+    r->p++;
+    if (r->p < r->end && *r->p == close) {
+        r->p++;
+        r->depth--;
+        return c;
+    }
+    for (;;) {
+        char *key = NULL;
+        cJSON *v;
+        if (object) {
+            if (r->p >= r->end || *r->p != '"')
+                goto fail;
+            key = read_string(r);
+            if (!key || r->p >= r->end || *r->p != ':') {
+                cJSON_free(key);
+                goto fail;
+            }
+            r->p++;
+        }
+        v = read_value(r);
+        if (!v) {
+            cJSON_free(key);
+            goto fail;
+        }
+        v->string = key;
+        append(c, &tail, v);
+        if (r->p >= r->end)
+            goto fail;
+        if (*r->p == ',') {
+            r->p++;
+            continue;
+        }
+        if (*r->p != close)
+            goto fail;
+        r->p++;
+        r->depth--;
+        return c;
+    }
+fail:
+    cJSON_Delete(c);
+    return NULL;
+}
+
+static cJSON *read_value(struct rd *r)
+{
+    cJSON *n = NULL;
+    char *s;
+    if (r->p >= r->end)
+        return NULL;
+    switch (*r->p) {
+    case '{':
+        return read_container(r, true);
+    case '[':
+        return read_container(r, false);
+    case '"':
+        s = read_string(r);
+        if (!s)
+            return NULL;
+        n = new_node(cJSON_String);
+        if (!n) {
+            cJSON_free(s);
+            return NULL;
+        }
+        n->valuestring = s;
+        return n;
+    case 't':
+        return lit(r, "true", 4) ? new_node(cJSON_True) : NULL;
+    case 'f':
+        return lit(r, "false", 5) ? new_node(cJSON_False) : NULL;
+    case 'n':
+        return lit(r, "null", 4) ? new_node(cJSON_NULL) : NULL;
+    default:
+        return read_number(r);
+    }
+}
+
+cJSON *item_json_parse(const char *text, size_t len)
+{
+    struct rd r = {text, text + len, 0};
+    cJSON *v = read_value(&r);
+    if (v && r.p == r.end)
+        return v;
+    cJSON_Delete(v);
+    return cJSON_ParseWithLength(text, len);
+}

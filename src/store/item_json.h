@@ -1,0 +1,23 @@
+/*
+ * item_json.h - turns a stored item body back into a cJSON tree, fast.
+ *
+ * Bodies are written by canon_write (compact JSON, no whitespace), and
+ * reading them is the hot path of every get and query.  item_json_parse()
+ * handles that form with fewer passes than cJSON_Parse (no literal probing,
+ * integers without strtod) and falls back to cJSON_ParseWithLength for
+ * anything it does not expect, so the result is always what cJSON would
+ * have produced.  Nodes are allocated with cJSON_malloc and the tree is an
+ * ordinary cJSON tree: free it with cJSON_Delete.
+ */
+#ifndef GP_STORE_ITEM_JSON_H
+#define GP_STORE_ITEM_JSON_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Parses text[0..len).  Returns the tree, or NULL when the text is not
+ * JSON (or nests deeper than CJSON_NESTING_LIMIT). */
+cJSON *item_json_parse(const char *text, size_t len);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * store_sqlite.h - the embedded SQLite driver of the item store.
+ *
+ * The constructor, store_open_sqlite(), is declared in store.h with the
+ * rest of the store API; this header only names the schema version the
+ * driver writes, for tools and tests that inspect a database file.
+ *
+ * File layout (schema version 1):
+ *   items(pk, sk, gsi1pk, gsi1sk, ttl, size, body)  WITHOUT ROWID,
+ *       primary key (pk, sk); partial indexes on (gsi1pk, gsi1sk, pk, sk)
+ *       and on ttl.  body is the item's canonical JSON; size its DynamoDB
+ *       size.
+ *   stream(seq AUTOINCREMENT, ts, kind, pk, sk, image)  the change stream;
+ *       kind 0 INSERT, 1 MODIFY, 2 REMOVE; image NULL for REMOVE.
+ *   checkpoints(reader, seq, updated)  stream readers' positions.
+ *   meta(key, value)  "schema_version".
+ */
+#ifndef GP_STORE_STORE_SQLITE_H
+#define GP_STORE_STORE_SQLITE_H
+
+#include "store/store.h"
+
+#define STORE_SQLITE_SCHEMA_VERSION 1
+
+#endif

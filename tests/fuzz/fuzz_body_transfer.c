@@ -1,0 +1,33 @@
+/*
+ * fuzz_body_transfer.c - POST /api/products/transfer bodies: raw bytes through the body parser
+ * and the transfer decoder (api/product_decode.h); accepted bodies carry the required
+ * fields.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "api/decode.h"
+#include "api/product_decode.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct pd_transfer in;
+    char err[192];
+    cJSON *body = dec_parse_body((const char *)data, size);
+
+    if (!body)
+        return 0;
+    err[0] = '\0';
+    if (pd_transfer(body, &in, err, sizeof err) == 0) {
+        if (!in.product_id || !in.new_owner)
+            __builtin_trap();
+        (void)pd_id_ok(in.product_id);
+    } else if (!err[0]) {
+        __builtin_trap(); /* a rejection always carries a message */
+    }
+    cJSON_Delete(body);
+    return 0;
+}

@@ -1,0 +1,109 @@
+/*
+ * test_buf.c - util/buf.c: growth, the hard cap (appends past it fail and
+ * leave the content unchanged), NUL termination, consume/reset/steal.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+
+static void test_append_and_grow(void **state)
+{
+    (void)state;
+    struct buf b;
+    buf_init(&b, 0);
+    assert_string_equal(buf_cstr(&b), "");
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(buf_append(&b, "abc", 3), 0);
+    assert_int_equal(b.len, 3000);
+    assert_true(b.cap > b.len);
+    assert_int_equal(b.data[b.len], '\0');
+    assert_memory_equal(b.data + 2997, "abc", 3);
+    assert_int_equal(buf_putc(&b, 'z'), 0);
+    assert_int_equal(buf_puts(&b, "yx"), 0);
+    assert_string_equal(b.data + 3000, "zyx");
+    assert_int_equal(buf_append(&b, NULL, 0), 0);
+    assert_int_equal(b.len, 3003);
+    buf_free(&b);
+    assert_null(b.data);
+    assert_int_equal(b.len, 0);
+}
+
+static void test_cap(void **state)
+{
+    (void)state;
+    struct buf b = BUF_INIT(5);
+    assert_int_equal(buf_puts(&b, "abcd"), 0);
+    assert_int_equal(buf_puts(&b, "ef"), ERR_TOOBIG);
+    assert_string_equal(buf_cstr(&b), "abcd"); /* unchanged */
+    assert_int_equal(buf_putc(&b, 'e'), 0);
+    assert_int_equal(buf_putc(&b, 'f'), ERR_TOOBIG);
+    assert_string_equal(buf_cstr(&b), "abcde");
+    assert_int_equal(buf_printf(&b, "%d", 1), ERR_TOOBIG);
+    assert_int_equal(buf_reserve(&b, 1), ERR_TOOBIG);
+    assert_int_equal(buf_reserve(&b, 0), 0);
+    assert_int_equal(buf_reserve(&b, SIZE_MAX), ERR_TOOBIG);
+    assert_int_equal(b.len, 5);
+    buf_free(&b);
+}
+
+static void test_printf(void **state)
+{
+    (void)state;
+    struct buf b = BUF_INIT(4096);
+    assert_int_equal(buf_printf(&b, "%s=%d;", "x", 42), 0);
+    char long_s[1000];
+    memset(long_s, 'q', sizeof long_s - 1);
+    long_s[sizeof long_s - 1] = '\0';
+    assert_int_equal(buf_printf(&b, "[%s]", long_s), 0); /* beyond the 256-byte fast path */
+    assert_int_equal(b.len, 5 + 1001);
+    assert_memory_equal(b.data, "x=42;[qqq", 9);
+    assert_int_equal(b.data[b.len - 1], ']');
+    assert_int_equal(b.data[b.len], '\0');
+    buf_free(&b);
+}
+
+static void test_consume_reset_steal(void **state)
+{
+    (void)state;
+    struct buf b = BUF_INIT(100);
+    buf_puts(&b, "hello world");
+    buf_consume(&b, 6);
+    assert_string_equal(buf_cstr(&b), "world");
+    buf_consume(&b, 100);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(buf_cstr(&b), "");
+    buf_puts(&b, "again");
+    buf_reset(&b);
+    assert_int_equal(b.len, 0);
+    assert_string_equal(buf_cstr(&b), "");
+    buf_puts(&b, "mine");
+    char *s = buf_steal(&b);
+    assert_string_equal(s, "mine");
+    assert_null(b.data);
+    assert_int_equal(b.len, 0);
+    free(s);
+    s = buf_steal(&b); /* empty buffer: "" */
+    assert_string_equal(s, "");
+    free(s);
+    assert_int_equal(b.max, 100); /* cap kept after steal */
+    buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_append_and_grow),
+        cmocka_unit_test(test_cap),
+        cmocka_unit_test(test_printf),
+        cmocka_unit_test(test_consume_reset_steal),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
