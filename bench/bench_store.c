@@ -33,8 +33,8 @@
 #include "store/store.h"
 #include "util/err.h"
 
-#define MAX_RUNS 21
-#define QUERY_PAGE 20
+#define MAX_RUNS            21
+#define QUERY_PAGE          20
 #define ITEMS_PER_PARTITION 50
 
 struct opts {
@@ -107,8 +107,7 @@ static void exec_or_die(sqlite3 *db, const char *sql)
 
 /* Raw SQLite: the same pragmas as the store, prepared INSERT, one
  * transaction per batch.  Returns rows/s. */
-static double bench_raw(const char *path, bool full, cJSON **items, char **bodies, int n,
-                        int batch)
+static double bench_raw(const char *path, bool full, cJSON **items, char **bodies, int n, int batch)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *ins = NULL, *begin = NULL, *commit = NULL;
@@ -121,8 +120,8 @@ static double bench_raw(const char *path, bool full, cJSON **items, char **bodie
     exec_or_die(db, "PRAGMA foreign_keys=OFF; PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY");
     exec_or_die(db, "CREATE TABLE kv(pk TEXT NOT NULL, sk TEXT NOT NULL, body TEXT NOT NULL, "
                     "PRIMARY KEY(pk, sk)) WITHOUT ROWID");
-    if (sqlite3_prepare_v2(db, "INSERT INTO kv(pk, sk, body) VALUES(?1, ?2, ?3)", -1, &ins,
-                           NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(db, "INSERT INTO kv(pk, sk, body) VALUES(?1, ?2, ?3)", -1, &ins, NULL) !=
+            SQLITE_OK ||
         sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "COMMIT", -1, &commit, NULL) != SQLITE_OK)
         die("prepare raw", sqlite3_errmsg(db));
@@ -229,7 +228,10 @@ static double bench_txn(struct store *s, int count, int base)
             struct store_write w[4] = {
                 {.kind = STORE_W_PUT, .item = a, .cond = {.kind = STORE_COND_NOT_EXISTS}},
                 {.kind = STORE_W_PUT, .item = b},
-                {.kind = STORE_W_UPDATE, .pk = "BRAND#bench", .sk = "STATS", .acts = &inc,
+                {.kind = STORE_W_UPDATE,
+                 .pk = "BRAND#bench",
+                 .sk = "STATS",
+                 .acts = &inc,
                  .nacts = 1},
                 {.kind = STORE_W_CHECKPOINT, .reader = "bench", .seq = (uint64_t)j},
             };
@@ -289,7 +291,7 @@ static void run_mode(const struct opts *o, bool full, cJSON **items, char **bodi
     printf("| **median** ");
     for (int f = 0; f < 7; f++) {
         for (int k = 0; k < o->runs; k++) {
-            const double v[] = {r[k].raw, r[k].put,   ratio[k], r[k].get,
+            const double v[] = {r[k].raw,  r[k].put,   ratio[k], r[k].get,
                                 r[k].getc, r[k].query, r[k].txn};
             col[k] = v[f];
         }
@@ -352,8 +354,7 @@ int main(int argc, char **argv)
         items[i] = make_item(i);
         bodies[i] = canon_dup(items[i]);
     }
-    printf("## bench_store: %d runs, %d items of ~%zu bytes\n", o.runs, o.items,
-           strlen(bodies[0]));
+    printf("## bench_store: %d runs, %d items of ~%zu bytes\n", o.runs, o.items, strlen(bodies[0]));
     if (strcmp(o.mode, "normal") != 0)
         run_mode(&o, true, items, bodies);
     if (strcmp(o.mode, "full") != 0)

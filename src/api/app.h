@@ -21,6 +21,7 @@
 
 struct store;
 struct metrics;
+struct ev_loop;
 
 #define APP_DEFAULT_BASE_URL    "https://genuproof.com"
 #define APP_DEFAULT_TRUST_PROXY "127.0.0.0/8,::1"
@@ -64,6 +65,20 @@ struct store *app_store(struct app *a);
 struct metrics *app_metrics(struct app *a);
 /* The server, for /metrics' connection gauge (may stay NULL). */
 void app_set_server(struct app *a, struct http_server *srv);
+/*
+ * Post-commit listeners (detector driver, SSE hub, webhook dispatcher).
+ * The app installs itself as the store's commit callback and calls each
+ * listener, in registration order, after every successful commit of the
+ * store (the server's group commit, the detector's batches, ...) with the
+ * highest durable stream sequence.  A listener must only schedule work
+ * (e.g. start an ev_idle watcher): it runs inside the commit path and must
+ * not open a store batch itself.  At most 8 listeners.
+ */
+typedef void (*app_commit_listener)(void *arg, uint64_t last_seq);
+void app_add_commit_listener(struct app *a, app_commit_listener fn, void *arg);
+/* The event loop the app runs on (set by serve; NULL in handler tests). */
+void app_set_loop(struct app *a, struct ev_loop *loop);
+struct ev_loop *app_loop(struct app *a);
 /* Replaces the rate limiter's clock (ms, monotonic); NULL restores it. */
 void app_set_clock(struct app *a, int64_t (*mono_ms)(void *arg), void *arg);
 

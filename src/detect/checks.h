@@ -36,14 +36,14 @@ enum det_type {
 };
 
 /* Thresholds of API.md §5 (Reimpl). */
-#define DET_GEO_MIN_COUNTRIES 3             /* distinct known countries ... */
-#define DET_GEO_WINDOW_MS (24LL * 3600000)  /* ... in the 24 h ending at the scan */
-#define DET_BURST_MIN_SCANS 10              /* scans, this one included ... */
-#define DET_BURST_WINDOW_MS (3600000LL)     /* ... in the hour ending at the scan */
-#define DET_VELOCITY_MIN_TOTAL 20.0         /* fires when total > this ... */
-#define DET_VELOCITY_MIN_RATE 5.0           /* ... and scans per day > this */
-#define DET_CHAIN_GAP_MS (72LL * 3600000)   /* chain_gap when the gap is longer */
-#define DET_DAY_MS (86400000LL)
+#define DET_GEO_MIN_COUNTRIES  3                /* distinct known countries ... */
+#define DET_GEO_WINDOW_MS      (24LL * 3600000) /* ... in the 24 h ending at the scan */
+#define DET_BURST_MIN_SCANS    10               /* scans, this one included ... */
+#define DET_BURST_WINDOW_MS    (3600000LL)      /* ... in the hour ending at the scan */
+#define DET_VELOCITY_MIN_TOTAL 20.0             /* fires when total > this ... */
+#define DET_VELOCITY_MIN_RATE  5.0              /* ... and scans per day > this */
+#define DET_CHAIN_GAP_MS       (72LL * 3600000) /* chain_gap when the gap is longer */
+#define DET_DAY_MS             (86400000LL)
 
 /* Longest country value the detector keeps (bytes, NUL excluded); longer
  * values are treated as unknown, like "Unknown" and "Local". */
@@ -58,7 +58,7 @@ enum det_type {
 /* One scan record (API.md E8), decoded from its stream image. */
 struct det_scan {
     const char *product_id;
-    const char *timestamp;   /* canonical ISO */
+    const char *timestamp; /* canonical ISO */
     int64_t ts_ms;
     const char *country;     /* NULL when absent */
     const char *city;        /* NULL when absent */
@@ -74,10 +74,10 @@ struct det_event {
     const char *timestamp; /* canonical ISO */
     int64_t ts_ms;
     const char *type;
-    const char *actor;     /* may be NULL */
+    const char *actor; /* may be NULL */
     const char *hash;
     const char *previous_hash;
-    uint32_t seq;          /* 0 for events without a sequence number */
+    uint32_t seq; /* 0 for events without a sequence number */
 };
 
 /* The event a new event must link to. */

@@ -22,9 +22,9 @@
 #include <string.h>
 
 static const char *const type_names[DET_NTYPES] = {
-    [DET_GEO] = "geographic_anomaly",   [DET_BURST] = "burst_scan",
+    [DET_GEO] = "geographic_anomaly",     [DET_BURST] = "burst_scan",
     [DET_CLAIM] = "claimed_product_scan", [DET_TAMPER] = "hash_tampering",
-    [DET_VELOCITY] = "scan_velocity",    [DET_CHAIN_GAP] = "chain_gap",
+    [DET_VELOCITY] = "scan_velocity",     [DET_CHAIN_GAP] = "chain_gap",
     [DET_CHAIN_BREAK] = "chain_break",
 };
 

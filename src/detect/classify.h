@@ -32,7 +32,7 @@ struct classification {
     char narrative[CLASSIFY_NARRATIVE_MAX];
     const char *const *actions; /* static strings */
     size_t nactions;
-    int confidence;             /* 0-100 */
+    int confidence; /* 0-100 */
 };
 
 /* The alert type name of t ("geographic_anomaly" ...). */

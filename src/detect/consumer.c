@@ -116,8 +116,7 @@ int64_t detector_retry_in_ms(const struct detector *d)
 /* Errors that say "try later", not "this record is bad". */
 static bool transient(int rc)
 {
-    return rc == ERR_THROTTLED || rc == ERR_UNAVAILABLE || rc == ERR_TIMEOUT ||
-           rc == ERR_CONFLICT;
+    return rc == ERR_THROTTLED || rc == ERR_UNAVAILABLE || rc == ERR_TIMEOUT || rc == ERR_CONFLICT;
 }
 
 /* Schedules the next try after a failed call: base * 2^(failures-1),
@@ -144,8 +143,7 @@ static int try_batch(struct detector *d, const struct stream_record *recs, size_
     struct det_proc_cfg pc = {
         .s = d->s,
         .reader = d->reader,
-        .velocity = {.min_total = d->cfg.velocity_min_total,
-                     .min_rate = d->cfg.velocity_min_rate},
+        .velocity = {.min_total = d->cfg.velocity_min_total, .min_rate = d->cfg.velocity_min_rate},
         .now_ms = wall_ms(d),
     };
     struct det_proc *p = NULL;
@@ -228,10 +226,8 @@ static int run_once(struct detector *d, size_t *processed)
         return 0;
     d->retry_at_ms = 0;
     rc = store_checkpoint_get(d->s, d->reader, &cp);
-    if (rc) {
-        backoff(d);
-        return rc;
-    }
+    if (rc)
+        goto fail;
     for (int step = 0; step <= MAX_SPLITS; step++) {
         struct det_proc_counts counts = {0};
         int64_t t0 = time_mono_us();
@@ -239,12 +235,11 @@ static int run_once(struct detector *d, size_t *processed)
         rc = store_stream_read(d->s, cp, d->span, &recs, &n);
         if (rc) {
             d->st.errors++;
-            backoff(d);
-            return rc;
+            goto fail;
         }
         if (n == 0) {
             d->failures = 0;
-            return 0;
+            goto out;
         }
         if (d->cfg.batch_window_s > 0 && n < d->cfg.batch_size && d->span == d->cfg.batch_size) {
             /* Record times come from the store's (wall) clock. */
@@ -252,8 +247,7 @@ static int run_once(struct detector *d, size_t *processed)
             int64_t window = (int64_t)(scaled(d->cfg.batch_window_s) * 1000.0);
             if (age >= 0 && age < window) {
                 d->retry_at_ms = time_mono_ms() + (window - age);
-                store_stream_free(recs, n);
-                return 0;
+                goto out;
             }
         }
         rc = try_batch(d, recs, n, &counts);
@@ -266,12 +260,11 @@ static int run_once(struct detector *d, size_t *processed)
             else if (d->span < d->cfg.batch_size)
                 d->span = d->span * 2 > d->cfg.batch_size ? d->cfg.batch_size : d->span * 2;
             *processed = n;
-            store_stream_free(recs, n);
-            return 0;
+            goto out;
         }
         d->st.errors++;
         if (transient(rc))
-            break;
+            goto fail;
         if (n > 1) {
             /* Bisect: retry the first half now. */
             if (recs[n - 1].seq > d->suspect_until)
@@ -284,25 +277,26 @@ static int run_once(struct detector *d, size_t *processed)
             n = 0;
             continue;
         }
-        if (++d->attempts >= d->cfg.max_attempts) {
-            int prc = park(d, &recs[0], rc);
-            if (!prc) {
+        d->attempts++;
+        if (d->attempts >= d->cfg.max_attempts) {
+            rc = park(d, &recs[0], rc);
+            if (!rc) {
                 d->st.dlq_parked++;
                 d->st.records++;
                 d->st.checkpoint = recs[0].seq;
                 d->attempts = 0;
                 d->failures = 0;
                 *processed = 1;
-                store_stream_free(recs, n);
-                return 0;
+                goto out;
             }
-            rc = prc;
         }
-        break;
+        goto fail;
     }
+fail:
     log_warn("detector: batch after %llu failed: %s", (unsigned long long)cp, err_str(rc));
-    store_stream_free(recs, n);
     backoff(d);
+out:
+    store_stream_free(recs, n);
     return rc;
 }
 

@@ -32,13 +32,13 @@
 #include "store/store.h"
 
 /* Defaults and bounds of struct detector_config. */
-#define DETECTOR_BATCH_DEFAULT 100
-#define DETECTOR_BATCH_MAX 1000
-#define DETECTOR_READER_DEFAULT "detector"
-#define DETECTOR_READER_MAX 63
+#define DETECTOR_BATCH_DEFAULT    100
+#define DETECTOR_BATCH_MAX        1000
+#define DETECTOR_READER_DEFAULT   "detector"
+#define DETECTOR_READER_MAX       63
 #define DETECTOR_ATTEMPTS_DEFAULT 3
-#define DETECTOR_RETRY_BASE_S 0.2
-#define DETECTOR_RETRY_MAX_S 30.0
+#define DETECTOR_RETRY_BASE_S     0.2
+#define DETECTOR_RETRY_MAX_S      30.0
 
 /* Zero fields take their defaults. */
 struct detector_config {

@@ -50,7 +50,7 @@
 struct det_product {
     char *pid;
     uint64_t h;
-    bool exists;       /* META found with a usable brandId */
+    bool exists; /* META found with a usable brandId */
     char *brand_id;
     bool has_created;
     int64_t created_ms;
@@ -120,7 +120,7 @@ static void copy_cut(char *dst, size_t cap, const char *src)
 #define GROW(arr, n, cap)                                                                          \
     do {                                                                                           \
         if ((n) == (cap)) {                                                                        \
-            (cap) = (cap) ? (cap) * 2 : 16;                                                        \
+            (cap) = (cap) ? (cap)*2 : 16;                                                          \
             (arr) = xrealloc((arr), (cap) * sizeof(*(arr)));                                       \
         }                                                                                          \
     } while (0)
@@ -265,8 +265,7 @@ static int product_load_claim(struct det_proc *p, struct det_product *pr)
             pr->claim.present = true;
             memcpy(pr->claim.fingerprint, fp, CRYPTO_HEX_LEN + 1);
             memcpy(pr->claim.claimed_at, at, ISO_LEN + 1);
-            copy_cut(pr->claim.claimed_by, sizeof(pr->claim.claimed_by),
-                     by ? by : "Anonymous");
+            copy_cut(pr->claim.claimed_by, sizeof(pr->claim.claimed_by), by ? by : "Anonymous");
         }
     }
     cJSON_Delete(item);
@@ -645,9 +644,8 @@ static int prev_lookup(struct det_proc *p, const struct stream_record *r,
         const cJSON *seq = cJSON_GetObjectItemCaseSensitive(it, "seq");
         const char *hash = str_attr(it, "hash"), *ts = str_attr(it, "timestamp");
         int64_t ms;
-        if (*found || !cJSON_IsNumber(seq) || seq->valuedouble != (double)(ev->seq - 1) ||
-            !hash || strlen(hash) > CRYPTO_HEX_LEN || !ts || !time_is_iso(ts) ||
-            time_parse_iso(ts, &ms))
+        if (*found || !cJSON_IsNumber(seq) || seq->valuedouble != (double)(ev->seq - 1) || !hash ||
+            strlen(hash) > CRYPTO_HEX_LEN || !ts || !time_is_iso(ts) || time_parse_iso(ts, &ms))
             continue;
         *found = true;
         out->seq = ev->seq - 1;
@@ -721,10 +719,8 @@ static int add_event(struct det_proc *p, const struct stream_record *r, const ch
     for (size_t i = 0; i < n; i++)
         fired |= DET_BIT(hits[i].type);
 
-    o = (struct det_origin){.r = r,
-                            .timestamp = ev.timestamp,
-                            .agent = "chain_analyzer",
-                            .trigger = "chain_event"};
+    o = (struct det_origin){
+        .r = r, .timestamp = ev.timestamp, .agent = "chain_analyzer", .trigger = "chain_event"};
     for (size_t i = 0; !rc && i < n; i++)
         rc = emit(p, pr, &o, &hits[i], fired, (unsigned)i);
     /* The hits borrow prev (the state's last event): update it last. */

@@ -33,9 +33,9 @@ struct det_proc;
 
 struct det_proc_cfg {
     struct store *s;
-    const char *reader;           /* checkpoint name */
+    const char *reader; /* checkpoint name */
     struct chk_velocity_cfg velocity;
-    int64_t now_ms;               /* wall clock of the batch: alert write time, DLQ time */
+    int64_t now_ms; /* wall clock of the batch: alert write time, DLQ time */
 };
 
 /* What a batch did (valid after det_proc_flush). */

@@ -139,8 +139,7 @@ void det_state_from_item(struct det_state *st, const cJSON *item)
             st->has_event = true;
             st->last_event.seq = (uint32_t)seq->valuedouble;
             copy_cut(st->last_event.hash, sizeof(st->last_event.hash), hash->valuestring);
-            copy_cut(st->last_event.timestamp, sizeof(st->last_event.timestamp),
-                     ts->valuestring);
+            copy_cut(st->last_event.timestamp, sizeof(st->last_event.timestamp), ts->valuestring);
             st->last_event.ts_ms = ms;
             copy_cut(st->last_event.actor, sizeof(st->last_event.actor),
                      cJSON_IsString(actor) ? actor->valuestring : "");

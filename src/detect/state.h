@@ -43,7 +43,7 @@ struct det_state {
     int64_t recent[DET_BURST_MIN_SCANS]; /* newest scan times, ascending */
     size_t ncountries;
     struct det_country countries[DET_COUNTRIES_MAX];
-    bool has_event;                      /* last_event is set */
+    bool has_event; /* last_event is set */
     struct det_prev_event last_event;
 };
 

@@ -21,9 +21,9 @@
 #include "util/xalloc.h"
 
 /* Bytes of a key kept for identity and display (struct store_capacity_entry). */
-#define KEY_KEEP 255
+#define KEY_KEEP       255
 #define SLOT_ARENA_MAX (256 * 1024)
-#define SLOT_TAB_MIN 64
+#define SLOT_TAB_MIN   64
 /* A power of two; twice CAPACITY_SLOT_KEYS keeps at least half the cells
  * empty (the keys plus the other entry), so probes always terminate. */
 #define SLOT_TAB_MAX (2 * CAPACITY_SLOT_KEYS)

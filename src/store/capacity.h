@@ -25,10 +25,10 @@
 
 #include "store/store.h"
 
-#define CAPACITY_WINDOW_S 60
-#define CAPACITY_SLOT_KEYS 4096
+#define CAPACITY_WINDOW_S     60
+#define CAPACITY_SLOT_KEYS    4096
 #define CAPACITY_HEAT_MINUTES 30
-#define CAPACITY_OTHER "<other>"
+#define CAPACITY_OTHER        "<other>"
 
 struct capacity;
 

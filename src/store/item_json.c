@@ -69,6 +69,13 @@ static bool hex4(const char *p, unsigned *out)
     return true;
 }
 
+/* Bytes that end the plain run of a string: quote, backslash, controls. */
+static const bool STR_SPECIAL[256] = {
+    [0 ... 0x1f] = true,
+    ['"'] = true,
+    ['\\'] = true,
+};
+
 /* Reads a string at r->p (on the opening quote) into a new cJSON_malloc'd
  * C string; NULL on anything unexpected. */
 static char *read_string(struct rd *r)
@@ -76,17 +83,17 @@ static char *read_string(struct rd *r)
     const char *s = ++r->p, *q = s;
     bool esc = false;
     char *out, *o;
-    while (q < r->end && *q != '"') {
-        if (*q == '\\') {
-            esc = true;
+    for (;;) {
+        /* One table probe per byte: most bytes are ordinary. */
+        while (q < r->end && !STR_SPECIAL[(unsigned char)*q])
             q++;
-        } else if ((unsigned char)*q < 0x20) {
+        if (q >= r->end || (unsigned char)*q < 0x20)
             return NULL;
-        }
-        q++;
+        if (*q == '"')
+            break;
+        esc = true; /* a backslash: skip the escaped byte */
+        q += 2;
     }
-    if (q >= r->end)
-        return NULL;
     /* Escapes only ever shrink the text, so q - s bytes suffice. */
     out = cJSON_malloc((size_t)(q - s) + 1);
     if (!out)
@@ -106,14 +113,30 @@ static char *read_string(struct rd *r)
         }
         p++;
         switch (*p) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '/': *o++ = '/'; break;
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
+        case '"':
+            *o++ = '"';
+            break;
+        case '\\':
+            *o++ = '\\';
+            break;
+        case '/':
+            *o++ = '/';
+            break;
+        case 'b':
+            *o++ = '\b';
+            break;
+        case 'f':
+            *o++ = '\f';
+            break;
+        case 'n':
+            *o++ = '\n';
+            break;
+        case 'r':
+            *o++ = '\r';
+            break;
+        case 't':
+            *o++ = '\t';
+            break;
         case 'u':
             if (q - p < 5 || !hex4(p + 1, &cp))
                 goto fail;
@@ -121,8 +144,8 @@ static char *read_string(struct rd *r)
             if (cp >= 0xdc00 && cp <= 0xdfff)
                 goto fail;
             if (cp >= 0xd800 && cp <= 0xdbff) {
-                if (q - p < 7 || p[1] != '\\' || p[2] != 'u' || !hex4(p + 3, &lo) ||
-                    lo < 0xdc00 || lo > 0xdfff)
+                if (q - p < 7 || p[1] != '\\' || p[2] != 'u' || !hex4(p + 3, &lo) || lo < 0xdc00 ||
+                    lo > 0xdfff)
                     goto fail;
                 p += 6;
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);

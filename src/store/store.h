@@ -89,16 +89,16 @@ void store_get_stats(const struct store *s, struct store_stats *out);
 
 enum store_cond_kind {
     STORE_COND_NONE = 0,
-    STORE_COND_NOT_EXISTS, /* attribute_not_exists(PK): item must be absent */
-    STORE_COND_EXISTS,     /* attribute_exists(PK): item must be present */
-    STORE_COND_ATTR_EQ,    /* item present and attr == value (string, number, bool) */
+    STORE_COND_NOT_EXISTS,     /* attribute_not_exists(PK): item must be absent */
+    STORE_COND_EXISTS,         /* attribute_exists(PK): item must be present */
+    STORE_COND_ATTR_EQ,        /* item present and attr == value (string, number, bool) */
     STORE_COND_ATTR_NOT_EXISTS /* item absent, or present without attr */
 };
 
 struct store_cond {
     enum store_cond_kind kind;
-    const char *attr;    /* ATTR_EQ / ATTR_NOT_EXISTS */
-    const cJSON *value;  /* ATTR_EQ */
+    const char *attr;   /* ATTR_EQ / ATTR_NOT_EXISTS */
+    const cJSON *value; /* ATTR_EQ */
 };
 
 enum store_action_kind {
@@ -147,15 +147,15 @@ enum store_sk_op {
 
 struct store_query {
     enum store_index index;
-    const char *pk;        /* PK (table) or GSI1PK (index) equality */
+    const char *pk; /* PK (table) or GSI1PK (index) equality */
     enum store_sk_op sk_op;
-    const char *sk;        /* operand */
-    const char *sk2;       /* BETWEEN upper bound */
-    int limit;             /* items evaluated per page; 0 = until STORE_PAGE_BYTES */
-    bool forward;          /* true: ascending sort key (ScanIndexForward) */
-    bool count_only;       /* Select COUNT: result.items stays NULL */
-    bool consistent;       /* strongly consistent read (table only) */
-    const char *start;     /* cursor from a previous result's next, or NULL */
+    const char *sk;    /* operand */
+    const char *sk2;   /* BETWEEN upper bound */
+    int limit;         /* items evaluated per page; 0 = until STORE_PAGE_BYTES */
+    bool forward;      /* true: ascending sort key (ScanIndexForward) */
+    bool count_only;   /* Select COUNT: result.items stays NULL */
+    bool consistent;   /* strongly consistent read (table only) */
+    const char *start; /* cursor from a previous result's next, or NULL */
 };
 
 struct store_result {
@@ -175,19 +175,19 @@ enum store_write_kind {
     STORE_W_PUT = 0,
     STORE_W_UPDATE,
     STORE_W_DELETE,
-    STORE_W_CHECK,      /* condition only (ConditionCheck) */
-    STORE_W_CHECKPOINT  /* set a stream reader's checkpoint atomically with the rest */
+    STORE_W_CHECK,     /* condition only (ConditionCheck) */
+    STORE_W_CHECKPOINT /* set a stream reader's checkpoint atomically with the rest */
 };
 
 struct store_write {
     enum store_write_kind kind;
-    const cJSON *item;                /* PUT */
-    const char *pk, *sk;              /* UPDATE, DELETE, CHECK */
-    const struct store_action *acts;  /* UPDATE */
+    const cJSON *item;               /* PUT */
+    const char *pk, *sk;             /* UPDATE, DELETE, CHECK */
+    const struct store_action *acts; /* UPDATE */
     size_t nacts;
     struct store_cond cond;
-    const char *reader;               /* CHECKPOINT */
-    uint64_t seq;                     /* CHECKPOINT */
+    const char *reader; /* CHECKPOINT */
+    uint64_t seq;       /* CHECKPOINT */
 };
 
 /* All-or-nothing write of up to STORE_TRANSACT_MAX writes, no item twice.
@@ -220,11 +220,11 @@ void store_set_commit_cb(struct store *s, store_commit_cb cb, void *arg);
 enum store_change { STORE_INSERT = 0, STORE_MODIFY, STORE_REMOVE };
 
 struct stream_record {
-    uint64_t seq;          /* strictly increasing, never reused */
-    int64_t ts_ms;         /* commit wall-clock time */
+    uint64_t seq;  /* strictly increasing, never reused */
+    int64_t ts_ms; /* commit wall-clock time */
     enum store_change kind;
     char *pk, *sk;
-    cJSON *image;          /* NEW_IMAGE; NULL for REMOVE */
+    cJSON *image; /* NEW_IMAGE; NULL for REMOVE */
 };
 
 /* Reads up to max committed records with seq > after, ascending. */
@@ -250,9 +250,9 @@ int store_health(struct store *s, double *latency_ms);
 /* ---------- capacity accounting ---------- */
 
 struct store_capacity_entry {
-    char pk[256];  /* partition key (truncated to 255 bytes for display) */
-    double wcu;    /* write capacity units consumed in the window */
-    double rcu;    /* read capacity units consumed in the window */
+    char pk[256]; /* partition key (truncated to 255 bytes for display) */
+    double wcu;   /* write capacity units consumed in the window */
+    double rcu;   /* read capacity units consumed in the window */
 };
 
 /* DynamoDB item size in bytes: attribute names + values (strings as

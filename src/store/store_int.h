@@ -22,8 +22,8 @@ struct capacity;
  * root, which the cursor owns; free with store_cursor_free(). */
 struct store_cursor {
     cJSON *root;
-    const char *pk, *sk;     /* base-table key of the last item returned */
-    const char *gpk, *gsk;   /* its GSI1 key (GSI1 queries only, else NULL) */
+    const char *pk, *sk;   /* base-table key of the last item returned */
+    const char *gpk, *gsk; /* its GSI1 key (GSI1 queries only, else NULL) */
 };
 
 /*
@@ -40,13 +40,12 @@ struct store_ops {
     int (*get)(struct store *s, const char *pk, const char *sk, bool consistent, cJSON **out,
                size_t *bytes);
     /* item is valid (store_check_item) and item_size is its size. */
-    int (*put)(struct store *s, const cJSON *item, size_t item_size,
-               const struct store_cond *cond, size_t *bytes);
+    int (*put)(struct store *s, const cJSON *item, size_t item_size, const struct store_cond *cond,
+               size_t *bytes);
     int (*del)(struct store *s, const char *pk, const char *sk, const struct store_cond *cond,
                size_t *bytes);
-    int (*update)(struct store *s, const char *pk, const char *sk,
-                  const struct store_action *acts, size_t nacts, const struct store_cond *cond,
-                  cJSON **new_image, size_t *bytes);
+    int (*update)(struct store *s, const char *pk, const char *sk, const struct store_action *acts,
+                  size_t nacts, const struct store_cond *cond, cJSON **new_image, size_t *bytes);
     /* cur is the decoded q->start (NULL on the first page). */
     int (*query)(struct store *s, const struct store_query *q, const struct store_cursor *cur,
                  struct store_result *res, size_t *bytes);

@@ -7,8 +7,8 @@
  * (sqlite3_update_hook is no use here: it misses WITHOUT ROWID tables).
  * Outside a batch each operation is its own BEGIN IMMEDIATE ... COMMIT;
  * inside a batch (group commit) the batch holds one transaction, and a
- * failed condition undoes only its own operation (see wtx_begin).  Checkpoints and the meta table live outside the item table
- * and so never produce stream records.
+ * failed condition undoes only its own operation (see wtx_begin).  Checkpoints and the meta table
+ * live outside the item table and so never produce stream records.
  *
  * Query ranges: every sort-key condition becomes "lo <= key < hi".  Keys
  * are C strings (no NUL byte), so "key > x" is "key >= x\x01" and
@@ -78,11 +78,12 @@ enum stmt_id {
 };
 
 #define Q_TTL " AND (ttl IS NULL OR ttl >= ?4)"
-#define Q_TABLE "SELECT pk, sk, NULL, size, body FROM items WHERE pk = ?1 AND sk >= ?2 AND sk < ?3" Q_TTL
+#define Q_TABLE                                                                                    \
+    "SELECT pk, sk, NULL, size, body FROM items WHERE pk = ?1 AND sk >= ?2 AND sk < ?3" Q_TTL
 #define Q_GSI                                                                                      \
     "SELECT pk, sk, gsi1sk, size, body FROM items WHERE gsi1pk = ?1 AND gsi1sk >= ?2 AND "         \
     "gsi1sk < ?3" Q_TTL
-#define Q_GSI_ORDER_ASC " ORDER BY gsi1sk, pk, sk LIMIT ?5"
+#define Q_GSI_ORDER_ASC  " ORDER BY gsi1sk, pk, sk LIMIT ?5"
 #define Q_GSI_ORDER_DESC " ORDER BY gsi1sk DESC, pk DESC, sk DESC LIMIT ?5"
 
 static const char *const SQL[ST_COUNT] = {
@@ -113,8 +114,9 @@ static const char *const SQL[ST_COUNT] = {
                        "WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3",
     [ST_HEAD] = "SELECT seq FROM sqlite_sequence WHERE name = 'stream'",
     [ST_CP_GET] = "SELECT seq FROM checkpoints WHERE reader = ?1",
-    [ST_CP_SET] = "INSERT INTO checkpoints(reader, seq, updated) VALUES(?1, ?2, ?3) "
-                  "ON CONFLICT(reader) DO UPDATE SET seq = excluded.seq, updated = excluded.updated",
+    [ST_CP_SET] =
+        "INSERT INTO checkpoints(reader, seq, updated) VALUES(?1, ?2, ?3) "
+        "ON CONFLICT(reader) DO UPDATE SET seq = excluded.seq, updated = excluded.updated",
     [ST_TRIM_BOUNDARY] = "SELECT seq FROM stream WHERE ts >= ?1 ORDER BY seq LIMIT 1",
     [ST_TRIM_DELETE] = "DELETE FROM stream WHERE seq IN "
                        "(SELECT seq FROM stream WHERE seq < ?1 ORDER BY seq LIMIT ?2)",
@@ -374,8 +376,8 @@ static int item_load(struct sq *q, const char *pk, const char *sk, cJSON **cur, 
     bind_text(st, 2, sk);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        bool expired = sqlite3_column_type(st, 1) != SQLITE_NULL &&
-                       sqlite3_column_double(st, 1) < now_s(q);
+        bool expired =
+            sqlite3_column_type(st, 1) != SQLITE_NULL && sqlite3_column_double(st, 1) < now_s(q);
         if (!expired) {
             const char *body = (const char *)sqlite3_column_text(st, 0);
             int len = sqlite3_column_bytes(st, 0);
@@ -521,9 +523,8 @@ static int do_del(struct sq *q, const char *pk, const char *sk, const struct sto
     return rc;
 }
 
-static int do_update(struct sq *q, const char *pk, const char *sk,
-                     const struct store_action *acts, size_t nacts,
-                     const struct store_cond *cond, cJSON **new_image, size_t *bytes)
+static int do_update(struct sq *q, const char *pk, const char *sk, const struct store_action *acts,
+                     size_t nacts, const struct store_cond *cond, cJSON **new_image, size_t *bytes)
 {
     cJSON *cur = NULL;
     size_t old = 0, size = 0;
@@ -631,8 +632,7 @@ static int sq_transact(struct store *s, const struct store_write *w, size_t n, i
             rc = do_put(q, w[i].item, store_item_size(w[i].item), &w[i].cond, &bytes[i]);
             break;
         case STORE_W_UPDATE:
-            rc = do_update(q, w[i].pk, w[i].sk, w[i].acts, w[i].nacts, &w[i].cond, NULL,
-                           &bytes[i]);
+            rc = do_update(q, w[i].pk, w[i].sk, w[i].acts, w[i].nacts, &w[i].cond, NULL, &bytes[i]);
             break;
         case STORE_W_DELETE:
             rc = do_del(q, w[i].pk, w[i].sk, &w[i].cond, &bytes[i]);
@@ -797,8 +797,7 @@ static int sq_query(struct store *s, const struct store_query *qq, const struct 
         }
         if (!qq->count_only) {
             const char *body = (const char *)sqlite3_column_text(st, 4);
-            cJSON *item = body ? item_json_parse(body, (size_t)sqlite3_column_bytes(st, 4))
-                               : NULL;
+            cJSON *item = body ? item_json_parse(body, (size_t)sqlite3_column_bytes(st, 4)) : NULL;
             if (!item) {
                 rc = SQLITE_CORRUPT;
                 break;

@@ -19,8 +19,8 @@ static int same(const cJSON *a, const cJSON *b)
         return 0;
     if (cJSON_IsString(a) && strcmp(a->valuestring, b->valuestring))
         return 0;
-    if (cJSON_IsNumber(a) && (memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) ||
-                              a->valueint != b->valueint))
+    if (cJSON_IsNumber(a) &&
+        (memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) || a->valueint != b->valueint))
         return 0;
     for (a = a->child, b = b->child; a && b; a = a->next, b = b->next)
         if (!same(a, b))

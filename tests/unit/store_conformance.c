@@ -232,8 +232,7 @@ static void t_invalid_items(void **state)
     assert_int_equal(put_json(c->s, "{\"SK\":\"x\"}", NULL), ERR_INVALID);
     assert_int_equal(put_json(c->s, "{\"PK\":\"a\",\"SK\":3}", NULL), ERR_INVALID);
     assert_int_equal(put_json(c->s, "{\"PK\":\"\",\"SK\":\"x\"}", NULL), ERR_INVALID);
-    assert_int_equal(put_json(c->s, "{\"PK\":\"a\",\"SK\":\"x\",\"GSI1PK\":5}", NULL),
-                     ERR_INVALID);
+    assert_int_equal(put_json(c->s, "{\"PK\":\"a\",\"SK\":\"x\",\"GSI1PK\":5}", NULL), ERR_INVALID);
     assert_int_equal(put_json(c->s, "[1,2]", NULL), ERR_INVALID);
     assert_int_equal(store_put(c->s, NULL, NULL), ERR_INVALID);
     assert_int_equal(store_get(c->s, NULL, "x", true, &out), ERR_INVALID);
@@ -275,16 +274,14 @@ static void t_conditional_put(void **state)
                      ERR_CONDITION);
     assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":1}", &absent), 0);
     h = head_of(c->s);
-    assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":2}", &absent),
-                     ERR_CONDITION);
+    assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":2}", &absent), ERR_CONDITION);
     /* The losing write left nothing: value and stream unchanged. */
     assert_int_equal(store_get(c->s, "A", "1", true, &out), 0);
     assert_int_equal(attr_num(out, "v"), 1);
     cJSON_Delete(out);
     assert_int_equal(head_of(c->s), h);
-    assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":3,\"s\":\"x\",\"b\":true}",
-                              &present),
-                     0);
+    assert_int_equal(
+        put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":3,\"s\":\"x\",\"b\":true}", &present), 0);
 
     /* ATTR_EQ: numbers numerically, strings byte-wise, booleans. */
     cJSON *three = cJSON_CreateNumber(3.0), *four = cJSON_CreateNumber(4);
@@ -297,16 +294,14 @@ static void t_conditional_put(void **state)
     put_ok(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":3,\"s\":\"x\",\"b\":true}");
     eq.attr = "s";
     eq.value = sx;
-    assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":3,\"s\":\"x\",\"b\":true}",
-                              &eq),
-                     0);
+    assert_int_equal(
+        put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":3,\"s\":\"x\",\"b\":true}", &eq), 0);
     eq.value = sX;
     assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\"}", &eq), ERR_CONDITION);
     eq.attr = "b";
     eq.value = yes;
-    assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":3,\"s\":\"x\",\"b\":true}",
-                              &eq),
-                     0);
+    assert_int_equal(
+        put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":3,\"s\":\"x\",\"b\":true}", &eq), 0);
     eq.value = no;
     assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\"}", &eq), ERR_CONDITION);
     /* Type mismatch: "3" is not 3. */
@@ -403,8 +398,7 @@ static void t_update(void **state)
     cJSON_Delete(out);
     /* Conditions apply to updates. */
     struct store_cond absent = {.kind = STORE_COND_NOT_EXISTS};
-    assert_int_equal(store_update(c->s, "BRAND#b", "STATS", acts, 1, &absent, NULL),
-                     ERR_CONDITION);
+    assert_int_equal(store_update(c->s, "BRAND#b", "STATS", acts, 1, &absent, NULL), ERR_CONDITION);
     struct store_cond present = {.kind = STORE_COND_EXISTS};
     assert_int_equal(store_update(c->s, "BRAND#none", "STATS", acts, 1, &present, NULL),
                      ERR_CONDITION);
@@ -453,8 +447,8 @@ static void fill_partition(struct store *s)
 static void t_query_pagination(void **state)
 {
     struct conf *c = *state;
-    struct store_query q = {.pk = "P", .sk_op = STORE_SK_BEGINS, .sk = "S#", .limit = 10,
-                            .forward = true};
+    struct store_query q = {
+        .pk = "P", .sk_op = STORE_SK_BEGINS, .sk = "S#", .limit = 10, .forward = true};
     struct store_result res;
     char expect[512] = "";
     int pages;
@@ -511,8 +505,8 @@ static void t_query_pagination(void **state)
 static int count_of(struct store *s, enum store_sk_op op, const char *sk, const char *sk2,
                     bool forward)
 {
-    struct store_query q = {.pk = "P", .sk_op = op, .sk = sk, .sk2 = sk2, .forward = forward,
-                            .limit = 4};
+    struct store_query q = {
+        .pk = "P", .sk_op = op, .sk = sk, .sk2 = sk2, .forward = forward, .limit = 4};
     int pages, n = 0;
     char *all = query_all(s, q, &pages);
     if (*all) {
@@ -661,8 +655,8 @@ static void t_query_gsi(void **state)
 static void t_query_count_and_cursor(void **state)
 {
     struct conf *c = *state;
-    struct store_query q = {.pk = "P", .sk_op = STORE_SK_BEGINS, .sk = "S#", .count_only = true,
-                            .forward = true};
+    struct store_query q = {
+        .pk = "P", .sk_op = STORE_SK_BEGINS, .sk = "S#", .count_only = true, .forward = true};
     struct store_result res;
     fill_partition(c->s);
     assert_int_equal(store_query(c->s, &q, &res), 0);
@@ -687,8 +681,7 @@ static void t_query_count_and_cursor(void **state)
     assert_null(res.next);
     free(cur);
     /* Malformed cursors. */
-    const char *bad[] = {"", "!!!!", "e30", "eyJQSyI6MX0", "a", "abc=",
-                         "eyJQSyI6IlAiLCJTSyI6IiJ9"};
+    const char *bad[] = {"", "!!!!", "e30", "eyJQSyI6MX0", "a", "abc=", "eyJQSyI6IlAiLCJTSyI6IiJ9"};
     q.pk = "P";
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         q.start = bad[i];
@@ -797,7 +790,9 @@ static void t_transact_rollback(void **state)
     /* A failing ConditionCheck cancels the rest too. */
     struct store_write w2[] = {
         {.kind = STORE_W_PUT, .item = item},
-        {.kind = STORE_W_CHECK, .pk = "BRAND#b", .sk = "STATS",
+        {.kind = STORE_W_CHECK,
+         .pk = "BRAND#b",
+         .sk = "STATS",
          .cond = {.kind = STORE_COND_NOT_EXISTS}},
     };
     assert_int_equal(store_transact(c->s, w2, 2, &failed), ERR_CONDITION);
@@ -866,8 +861,7 @@ static void t_batch(void **state)
     assert_int_equal(store_batch_begin(c->s), ERR_INVALID);
     put_ok(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":1}");
     /* A failed condition undoes only its own operation. */
-    assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":2}", &absent),
-                     ERR_CONDITION);
+    assert_int_equal(put_json(c->s, "{\"PK\":\"A\",\"SK\":\"1\",\"v\":2}", &absent), ERR_CONDITION);
     struct store_action inc = {.kind = STORE_ACT_ADD, .attr = "v", .delta = 10};
     assert_int_equal(store_update(c->s, "A", "1", &inc, 1, NULL, NULL), 0);
     put_ok(c->s, "{\"PK\":\"A\",\"SK\":\"2\"}");
@@ -933,7 +927,8 @@ static void t_ttl(void **state)
     cJSON *out = NULL;
     snprintf(buf, sizeof(buf), "{\"PK\":\"T\",\"SK\":\"past\",\"ttl\":%lld}", (long long)now_s - 1);
     put_ok(c->s, buf);
-    snprintf(buf, sizeof(buf), "{\"PK\":\"T\",\"SK\":\"soon\",\"ttl\":%lld}", (long long)now_s + 10);
+    snprintf(buf, sizeof(buf), "{\"PK\":\"T\",\"SK\":\"soon\",\"ttl\":%lld}",
+             (long long)now_s + 10);
     put_ok(c->s, buf);
     put_ok(c->s, "{\"PK\":\"T\",\"SK\":\"never\",\"ttl\":\"not a number\"}");
     put_ok(c->s, "{\"PK\":\"T\",\"SK\":\"plain\"}");
@@ -1375,14 +1370,30 @@ int store_conformance_run(const char *driver_name, struct store *(*open)(void *c
     struct conf_factory f = {open, cleanup, ctx};
 #define CT(fn) cmocka_unit_test_prestate_setup_teardown(fn, conf_setup, conf_teardown, &f)
     const struct CMUnitTest tests[] = {
-        CT(t_put_get_delete),     CT(t_invalid_items),       CT(t_conditional_put),
-        CT(t_conditional_delete), CT(t_update),              CT(t_query_pagination),
-        CT(t_query_sk_conditions), CT(t_query_bytewise),     CT(t_query_gsi),
-        CT(t_query_count_and_cursor), CT(t_query_page_bytes), CT(t_transact_commit),
-        CT(t_transact_rollback),  CT(t_transact_limits),     CT(t_batch),
-        CT(t_ttl),                CT(t_stream_order),        CT(t_checkpoint_resume),
-        CT(t_stream_trim),        CT(t_capacity_rounding),   CT(t_capacity_top),
-        CT(t_capacity_window),    CT(t_throttle),            CT(t_stats_health),
+        CT(t_put_get_delete),
+        CT(t_invalid_items),
+        CT(t_conditional_put),
+        CT(t_conditional_delete),
+        CT(t_update),
+        CT(t_query_pagination),
+        CT(t_query_sk_conditions),
+        CT(t_query_bytewise),
+        CT(t_query_gsi),
+        CT(t_query_count_and_cursor),
+        CT(t_query_page_bytes),
+        CT(t_transact_commit),
+        CT(t_transact_rollback),
+        CT(t_transact_limits),
+        CT(t_batch),
+        CT(t_ttl),
+        CT(t_stream_order),
+        CT(t_checkpoint_resume),
+        CT(t_stream_trim),
+        CT(t_capacity_rounding),
+        CT(t_capacity_top),
+        CT(t_capacity_window),
+        CT(t_throttle),
+        CT(t_stats_health),
     };
 #undef CT
     return _cmocka_run_group_tests(driver_name, tests, sizeof(tests) / sizeof(tests[0]), NULL,

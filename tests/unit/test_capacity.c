@@ -183,9 +183,12 @@ static void t_heat(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_charge_and_top),   cmocka_unit_test(t_slot_bound_and_other),
-        cmocka_unit_test(t_long_keys),        cmocka_unit_test(t_would_exceed),
-        cmocka_unit_test(t_negative_and_far_seconds), cmocka_unit_test(t_heat),
+        cmocka_unit_test(t_charge_and_top),
+        cmocka_unit_test(t_slot_bound_and_other),
+        cmocka_unit_test(t_long_keys),
+        cmocka_unit_test(t_would_exceed),
+        cmocka_unit_test(t_negative_and_far_seconds),
+        cmocka_unit_test(t_heat),
     };
     return cmocka_run_group_tests_name("capacity", tests, NULL, NULL);
 }

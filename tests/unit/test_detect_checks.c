@@ -28,7 +28,7 @@
 #include "detect/process.h"
 #include "detect/state.h"
 
-#define MIN 60000LL
+#define MIN  60000LL
 #define HOUR (60 * MIN)
 
 static int64_t ms_of(const char *iso)

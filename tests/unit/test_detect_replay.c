@@ -19,10 +19,10 @@
 
 #include "detect/dlq.h"
 
-#define T0 "2026-06-20T08:00:00.000Z"
-#define NBRANDS 2
+#define T0        "2026-06-20T08:00:00.000Z"
+#define NBRANDS   2
 #define NPRODUCTS 6
-#define NOPS 420
+#define NOPS      420
 
 static const char *const brands[NBRANDS] = {"brand-a", "brand-b"};
 
@@ -93,8 +93,7 @@ static void write_workload(struct fx *f, struct workload *w, between_fn between,
             /* fall through */
         default:
             fx_scan_full(f, pid, ts, countries[rnd(&s) % 7],
-                         rnd(&s) % 4 ? "203.0.113.7" : "192.0.2.66", "Mozilla/5.0",
-                         "authentic");
+                         rnd(&s) % 4 ? "203.0.113.7" : "192.0.2.66", "Mozilla/5.0", "authentic");
             break;
         }
         if (between)
@@ -471,9 +470,9 @@ static void t_poison_record_parked(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_replay_batch_sizes),  cmocka_unit_test(t_replay_live),
-        cmocka_unit_test(t_failed_commits),      cmocka_unit_test(t_crash_between_batches),
-        cmocka_unit_test(t_crash_mid_batch),     cmocka_unit_test(t_poison_record_parked),
+        cmocka_unit_test(t_replay_batch_sizes), cmocka_unit_test(t_replay_live),
+        cmocka_unit_test(t_failed_commits),     cmocka_unit_test(t_crash_between_batches),
+        cmocka_unit_test(t_crash_mid_batch),    cmocka_unit_test(t_poison_record_parked),
     };
     return cmocka_run_group_tests_name("detect_replay", tests, NULL, NULL);
 }

@@ -9,8 +9,8 @@
 
 #include "detect/dlq.h"
 
-#define BRAND "b-0001"
-#define T0 "2026-06-20T10:00:00.000Z"
+#define BRAND   "b-0001"
+#define T0      "2026-06-20T10:00:00.000Z"
 #define CREATED "2026-06-01T00:00:00.000Z"
 
 static int setup(void **state)
@@ -125,8 +125,7 @@ static void t_burst(void **state)
     assert_string_equal(fx_str(a, "type"), "burst_scan");
     assert_string_equal(fx_str(a, "severity"), "medium");
     assert_true(fx_num(a, "count") == 1);
-    assert_string_equal(fx_str(cJSON_GetObjectItemCaseSensitive(a, "aiAnalysis"),
-                               "attack_vector"),
+    assert_string_equal(fx_str(cJSON_GetObjectItemCaseSensitive(a, "aiAnalysis"), "attack_vector"),
                         "scan_farming");
     assert_true(fx_threat_count(f, BRAND) == 1);
     log = fx_opslog(f, "2026-06-20");
@@ -193,8 +192,7 @@ static void t_tampered(void **state)
     a = cJSON_GetArrayItem(alerts, 0);
     assert_string_equal(fx_str(a, "type"), "hash_tampering");
     assert_string_equal(fx_str(a, "severity"), "critical");
-    assert_string_equal(fx_str(cJSON_GetObjectItemCaseSensitive(a, "aiAnalysis"),
-                               "attack_vector"),
+    assert_string_equal(fx_str(cJSON_GetObjectItemCaseSensitive(a, "aiAnalysis"), "attack_vector"),
                         "record_tampering");
     assert_true(fx_threat_count(f, BRAND) == 1);
     log = fx_opslog(f, "2026-06-20");
@@ -294,8 +292,7 @@ static void t_chain_break(void **state)
     assert_string_equal(fx_str(a, "type"), "chain_break");
     assert_string_equal(fx_str(a, "severity"), "critical");
     assert_string_equal(fx_str(a, "timestamp"), "2026-06-20T11:00:00.000Z");
-    assert_string_equal(fx_str(cJSON_GetObjectItemCaseSensitive(a, "aiAnalysis"),
-                               "attack_vector"),
+    assert_string_equal(fx_str(cJSON_GetObjectItemCaseSensitive(a, "aiAnalysis"), "attack_vector"),
                         "chain_forgery");
     assert_true(fx_threat_count(f, BRAND) == 1);
     log = fx_opslog(f, "2026-06-20");
@@ -347,7 +344,10 @@ static void t_normal_traffic(void **state)
     /* The owner scans every two hours; "Unknown" and "Local" are no
      * countries. */
     for (int i = 0; i < 15; i++)
-        fx_scan_full(f, "p9", fx_ts(ts, T0, 120 * i), i % 3 == 0 ? "Unknown" : i % 3 == 1 ? "Local" : "CH",
+        fx_scan_full(f, "p9", fx_ts(ts, T0, 120 * i),
+                     i % 3 == 0   ? "Unknown"
+                     : i % 3 == 1 ? "Local"
+                                  : "CH",
                      "203.0.113.7", "Mozilla/5.0", "authentic");
     d = fx_detector(f, 4);
     fx_run(d);
@@ -389,16 +389,14 @@ static void t_multi_flags(void **state)
     assert_non_null(geo);
     assert_non_null(tamper);
     assert_true(fx_has_flag(geo, "hash_tampering") && fx_has_flag(geo, "geographic_anomaly"));
-    assert_true(fx_has_flag(tamper, "hash_tampering") &&
-                fx_has_flag(tamper, "geographic_anomaly"));
+    assert_true(fx_has_flag(tamper, "hash_tampering") && fx_has_flag(tamper, "geographic_anomaly"));
     assert_true(fx_threat_count(f, BRAND) == 2);
     log = fx_opslog(f, "2026-06-20");
     assert_int_equal(cJSON_GetArraySize(log), 2);
     /* Corroboration raises confidence: 70 + 5 and 90 + 5. */
     assert_true(fx_num(geo, "count") == 1);
     assert_true(fx_num(cJSON_GetObjectItemCaseSensitive(geo, "aiAnalysis"), "confidence") == 75);
-    assert_true(fx_num(cJSON_GetObjectItemCaseSensitive(tamper, "aiAnalysis"), "confidence") ==
-                95);
+    assert_true(fx_num(cJSON_GetObjectItemCaseSensitive(tamper, "aiAnalysis"), "confidence") == 95);
     cJSON_Delete(alerts);
     cJSON_Delete(log);
     detector_free(d);
@@ -467,7 +465,7 @@ static void t_conflict_in_batch(void **state)
 static void t_batch_window(void **state)
 {
     struct fx *f = *state;
-    struct detector_config c = {.batch_size = 5, .batch_window_s = 10000, .clock_ms = fx_clock};
+    struct detector_config c = {.batch_size = 5, .batch_window_s = 1000, .clock_ms = fx_clock};
     struct detector *d = detector_new(f->s, &c);
     char ts[ISO_LEN + 1];
     size_t n = 99;
@@ -476,7 +474,7 @@ static void t_batch_window(void **state)
     fx_scan(f, "pc", fx_ts(ts, T0, 0), "US");
     assert_int_equal(detector_run_once(d, &n), 0);
     assert_int_equal(n, 0);
-    assert_true(detector_retry_in_ms(d) > 0); /* 10000 s scaled by 0.001 */
+    assert_true(detector_retry_in_ms(d) > 0); /* 1000 s scaled by 0.001 */
     for (int i = 1; i < 5; i++)
         fx_scan(f, "pc", fx_ts(ts, T0, i), "US");
     usleep((useconds_t)(detector_retry_in_ms(d) * 1000) + 1000);

@@ -88,9 +88,9 @@ static void t_pragmas(void **state)
     /* The schema guard: a newer file is refused. */
     sqlite3 *db;
     assert_int_equal(sqlite3_open(g_db.path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "UPDATE meta SET value='99' WHERE key='schema_version'",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "UPDATE meta SET value='99' WHERE key='schema_version'", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     err[0] = '\0';
     assert_null(store_open_sqlite(&o, err, sizeof(err)));
