@@ -123,8 +123,18 @@ deps:
 		elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo sh -c "$$cmd" || exit 1; \
 		else echo "deps: missing packages; run as root:"; echo "  $$cmd"; exit 1; fi; \
 	else echo "deps: all Debian packages present"; fi
-	@if [ -f tests/package.json ] && [ ! -d tests/node_modules ]; then \
-		echo "deps: npm install (tests/)"; cd tests && npm install --no-audit --no-fund --loglevel=error || exit 1; fi
+	@# Node packages of the e2e clients: (re)installed whenever package.json or the
+	@# lock file changed since the last install (stamp = their checksum).
+	@if [ -f tests/package.json ]; then \
+		want=$$(cat tests/package.json tests/package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1); \
+		have=$$(cat tests/node_modules/.gp-deps-stamp 2>/dev/null); \
+		if [ "$$want" != "$$have" ]; then \
+			echo "deps: npm install (tests/)"; \
+			if [ -f tests/package-lock.json ]; then npmcmd=ci; else npmcmd=install; fi; \
+			(cd tests && npm $$npmcmd --no-audit --no-fund --loglevel=error) || exit 1; \
+			echo "$$want" > tests/node_modules/.gp-deps-stamp; \
+		fi; \
+	fi
 
 bench-deps:
 	@missing=""; for p in $(BENCH_PKGS); do \

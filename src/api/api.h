@@ -87,6 +87,9 @@ extern const struct api_route api_scans_routes[];
 extern const struct api_route api_threats_routes[];
 extern const struct api_route api_ops_routes[];
 extern const struct api_route api_health_routes[];
+extern const struct api_route api_admin_routes[];
+extern const struct api_route api_webhooks_routes[];
+extern const struct api_route api_stream_routes[];
 
 /* ---- responses ---- */
 
@@ -151,6 +154,9 @@ bool api_is_ingest(const struct api_req *r);
 struct store *api_store(struct api_req *r);
 const char *api_signing_secret(const struct api_req *r);
 const char *api_base_url(const struct api_req *r);
+/* True when webhooks may target private/loopback addresses
+ * (--allow-private-webhooks). */
+bool api_allow_private_webhooks(const struct api_req *r);
 /* Adds delta to a hot counter (brand STATS / product scanCount); folded
  * into one update per item per commit.  Returns the pending (uncommitted)
  * delta for that item attribute after this call. */

@@ -99,7 +99,8 @@ void api_products_claim_post(struct api_req *r)
     cJSON_AddStringToObject(item, "SK", KEY_SK_CLAIM);
     cJSON_AddStringToObject(item, "productId", product_str(product, "productId"));
     cJSON_AddStringToObject(item, "brandId", product_str(product, "brandId"));
-    cJSON_AddStringToObject(item, "consumerName", in.consumer_name ? in.consumer_name : "Anonymous");
+    cJSON_AddStringToObject(item, "consumerName",
+                            in.consumer_name ? in.consumer_name : "Anonymous");
     if (in.email)
         cJSON_AddStringToObject(item, "email", email);
     else
@@ -234,7 +235,8 @@ void api_products_dispute_post(struct api_req *r)
         goto out;
     }
     crypto_fingerprint(client_ip(r), prod_user_agent(r), fp);
-    if (product_str(claim, "fingerprint") && crypto_ct_streq(fp, product_str(claim, "fingerprint"))) {
+    if (product_str(claim, "fingerprint") &&
+        crypto_ct_streq(fp, product_str(claim, "fingerprint"))) {
         api_error(r, 400, "You are the original claimant"); /* [D49] */
         goto out;
     }
@@ -282,14 +284,14 @@ void api_products_dispute_post(struct api_req *r)
     else
         cJSON_AddNullToObject(orig, "claimedBy");
 
-    details = api_printf(r, "Ownership dispute on \"%s\". Original claim: %s (%s). Disputant: %s%s%s. "
-                            "One of these is likely a counterfeit with a cloned tag.",
-                         product_str(product, "name") ? product_str(product, "name") : "",
-                         product_str(claim, "consumerName") ? product_str(claim, "consumerName")
-                                                            : "Anonymous",
-                         product_str(claim, "claimedAt") ? product_str(claim, "claimedAt") : "",
-                         name, in.order_number ? ". Order: " : "",
-                         in.order_number ? in.order_number : "");
+    details = api_printf(
+        r,
+        "Ownership dispute on \"%s\". Original claim: %s (%s). Disputant: %s%s%s. "
+        "One of these is likely a counterfeit with a cloned tag.",
+        product_str(product, "name") ? product_str(product, "name") : "",
+        product_str(claim, "consumerName") ? product_str(claim, "consumerName") : "Anonymous",
+        product_str(claim, "claimedAt") ? product_str(claim, "claimedAt") : "", name,
+        in.order_number ? ". Order: " : "", in.order_number ? in.order_number : "");
     struct alert_fields af = {.brand_id = brand_id,
                               .type = "ownership_dispute",
                               .severity = "critical",
@@ -327,15 +329,15 @@ void api_products_dispute_post(struct api_req *r)
     }
     if (key_brand_pk(&bpk, brand_id))
         api_counter_add(r, bpk.s, KEY_SK_STATS, "threatCount", 1);
-    (void)api_audit(r, "product.disputed", brand_id, product_str(product, "productId"),
-                    dispute_id);
+    (void)api_audit(r, "product.disputed", brand_id, product_str(product, "productId"), dispute_id);
     w = api_json(r, 200);
     jsonw_obj(w);
     jsonw_kbool(w, "success", true);
     jsonw_kstr(w, "disputeId", dispute_id);
     jsonw_kstr(w, "status", "open");
-    jsonw_kstr(w, "message", "Dispute submitted. The brand has been notified and will "
-                             "investigate. You may be contacted to verify your purchase.");
+    jsonw_kstr(w, "message",
+               "Dispute submitted. The brand has been notified and will "
+               "investigate. You may be contacted to verify your purchase.");
     jsonw_end(w);
 out:
     cJSON_Delete(v_true);

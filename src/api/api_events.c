@@ -376,8 +376,8 @@ void api_products_recall(struct api_req *r)
         .type = "product_recall",
         .severity = "critical",
         .product_id = product_str(product, "productId"),
-        .details = api_printf(r, "Product \"%s\" recalled: %s", product_str(product, "name"),
-                              in.reason),
+        .details =
+            api_printf(r, "Product \"%s\" recalled: %s", product_str(product, "name"), in.reason),
         .timestamp = r->now_iso,
         .source = "api",
     };

@@ -89,18 +89,16 @@ int prod_status_writes(struct api_req *r, const cJSON *product, const char *stat
     values[2] = old ? cJSON_CreateString(old) : NULL;
     values[3] = NULL;
     acts[0] = (struct store_action){.kind = STORE_ACT_SET, .attr = "status", .value = values[0]};
-    acts[1] =
-        (struct store_action){.kind = STORE_ACT_SET, .attr = "updatedAt", .value = values[1]};
-    w[n++] = (struct store_write){
-        .kind = STORE_W_UPDATE,
-        .pk = pk,
-        .sk = KEY_SK_META,
-        .acts = acts,
-        .nacts = 2,
-        .cond = old ? (struct store_cond){.kind = STORE_COND_ATTR_EQ,
-                                          .attr = "status",
-                                          .value = values[2]}
-                    : (struct store_cond){.kind = STORE_COND_EXISTS}};
+    acts[1] = (struct store_action){.kind = STORE_ACT_SET, .attr = "updatedAt", .value = values[1]};
+    w[n++] = (struct store_write){.kind = STORE_W_UPDATE,
+                                  .pk = pk,
+                                  .sk = KEY_SK_META,
+                                  .acts = acts,
+                                  .nacts = 2,
+                                  .cond = old ? (struct store_cond){.kind = STORE_COND_ATTR_EQ,
+                                                                    .attr = "status",
+                                                                    .value = values[2]}
+                                              : (struct store_cond){.kind = STORE_COND_EXISTS}};
 
     /* The index entry (E13) follows the product's status when it exists. */
     if (pid && created && key_product_index_sk(&isk, created, pid)) {
@@ -124,8 +122,7 @@ int prod_status_writes(struct api_req *r, const cJSON *product, const char *stat
 
 /* Reads the brand profile for a registration: 0 with *out, or answers
  * (404/500) and returns non-zero. */
-static int load_brand(struct api_req *r, const char *brand_id, const char *fail_msg,
-                      cJSON **out)
+static int load_brand(struct api_req *r, const char *brand_id, const char *fail_msg, cJSON **out)
 {
     struct key pk;
     int rc;
@@ -194,6 +191,11 @@ static void h_register(struct api_req *r)
                                         in.name, in.sku)
                            : api_printf(r, "Product \"%s\" already exists for this brand", in.name);
         api_error(r, 409, msg);
+        goto out;
+    }
+    if (rc == ERR_INVALID || rc == ERR_TOOBIG) {
+        /* the store refused the item (limits): the input's fault */
+        api_error(r, 400, "Invalid product data");
         goto out;
     }
     if (rc) {
@@ -270,6 +272,10 @@ static void h_batch(struct api_req *r)
         rc = product_register(api_store(r), &reg, &outs[done]);
         if (rc == ERR_CONFLICT)
             continue; /* duplicate (of the brand or of this batch): skipped */
+        if (rc == ERR_INVALID || rc == ERR_TOOBIG) {
+            api_error(r, 400, "Invalid product data");
+            goto out;
+        }
         if (rc) {
             api_fail(r, fail_msg, rc);
             goto out;

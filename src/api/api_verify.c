@@ -30,9 +30,9 @@
 #include "core/product.h"
 #include "util/err.h"
 
-#define DAY_MS 86400000LL
-#define HOUR_MS 3600000LL
-#define WARN_MAX 8
+#define DAY_MS         86400000LL
+#define HOUR_MS        3600000LL
+#define WARN_MAX       8
 #define SCAN_PUT_TRIES 3
 
 struct verify_state {

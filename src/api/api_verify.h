@@ -9,7 +9,7 @@
 /* Burst window count query limit and geographic window scan limit: the
  * work of one verify never grows with the product's scan history. */
 #define VERIFY_BURST_LIMIT 11
-#define VERIFY_GEO_LIMIT 200
+#define VERIFY_GEO_LIMIT   200
 
 void api_products_verify(struct api_req *r);
 

@@ -33,11 +33,15 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
+/* Most post-commit listeners (app.h). */
+#define APP_LISTENERS_MAX 8
+
 struct app {
     struct store *store;
     char *signing_secret;
     char *base_url;
     bool auth_off, quiet;
+    bool allow_private_webhooks;
     char admin_hash[65];
     unsigned char pepper[64];
     size_t pepper_len;
@@ -51,6 +55,15 @@ struct app {
     struct http_server *srv;
     int64_t (*clock)(void *arg);
     void *clock_arg;
+    struct ev_loop *loop; /* set by serve; NULL in handler tests */
+    struct {
+        app_commit_listener fn;
+        void *arg;
+    } listeners[APP_LISTENERS_MAX];
+    size_t nlisteners;
+    struct detect_driver *detector;
+    struct sse_hub *sse_hub; /* set by serve; NULL in handler tests */
+    int commit_poison; /* app_fail_commit: error of this iteration's commit */
 };
 
 static char *path_with_suffix(const char *db, const char *suffix)
@@ -59,6 +72,14 @@ static char *path_with_suffix(const char *db, const char *suffix)
     char *p = xmalloc(n);
     snprintf(p, n, "%s%s", db, suffix);
     return p;
+}
+
+/* The store's commit callback: fans out to the listeners in order. */
+static void app_on_commit(void *arg, uint64_t last_seq)
+{
+    struct app *a = arg;
+    for (size_t i = 0; i < a->nlisteners; i++)
+        a->listeners[i].fn(a->listeners[i].arg, last_seq);
 }
 
 struct app *app_new(const struct app_config *cfg, struct store *s, char *err, size_t errlen)
@@ -70,8 +91,10 @@ struct app *app_new(const struct app_config *cfg, struct store *s, char *err, si
 
     time_iso(time_now_ms(), now_iso);
     a->store = s;
+    store_set_commit_cb(s, app_on_commit, a);
     a->auth_off = cfg->auth_off;
     a->quiet = cfg->quiet;
+    a->allow_private_webhooks = cfg->allow_private_webhooks;
     if (!cfg->signing_secret || !*cfg->signing_secret) {
         snprintf(err, errlen, "no signing secret");
         goto fail;
@@ -148,6 +171,8 @@ void app_free(struct app *a)
 {
     if (!a)
         return;
+    if (a->store)
+        store_set_commit_cb(a->store, NULL, NULL);
     if (a->signing_secret) {
         memset(a->signing_secret, 0, strlen(a->signing_secret));
         free(a->signing_secret);
@@ -190,6 +215,68 @@ struct metrics *app_metrics(struct app *a)
 void app_set_server(struct app *a, struct http_server *srv)
 {
     a->srv = srv;
+}
+
+void app_add_commit_listener(struct app *a, app_commit_listener fn, void *arg)
+{
+    if (!fn)
+        return;
+    if (a->nlisteners >= APP_LISTENERS_MAX) {
+        log_msg(LOG_ERROR, NULL, "too many commit listeners (max %d); one ignored",
+                APP_LISTENERS_MAX);
+        return;
+    }
+    a->listeners[a->nlisteners].fn = fn;
+    a->listeners[a->nlisteners].arg = arg;
+    a->nlisteners++;
+}
+
+void app_remove_commit_listener(struct app *a, app_commit_listener fn, void *arg)
+{
+    for (size_t i = 0; i < a->nlisteners; i++) {
+        if (a->listeners[i].fn != fn || a->listeners[i].arg != arg)
+            continue;
+        memmove(&a->listeners[i], &a->listeners[i + 1],
+                (a->nlisteners - i - 1) * sizeof a->listeners[0]);
+        a->nlisteners--;
+        return;
+    }
+}
+
+void app_set_detector(struct app *a, struct detect_driver *d)
+{
+    a->detector = d;
+}
+
+struct detect_driver *app_detector(struct app *a)
+{
+    return a->detector;
+}
+
+void app_set_sse_hub(struct app *a, struct sse_hub *hub)
+{
+    a->sse_hub = hub;
+}
+
+struct sse_hub *app_sse_hub(struct app *a)
+{
+    return a->sse_hub;
+}
+
+void app_fail_commit(struct app *a, int err)
+{
+    if (!a->commit_poison)
+        a->commit_poison = err < 0 ? err : ERR_INTERNAL;
+}
+
+void app_set_loop(struct app *a, struct ev_loop *loop)
+{
+    a->loop = loop;
+}
+
+struct ev_loop *app_loop(struct app *a)
+{
+    return a->loop;
 }
 
 void app_set_clock(struct app *a, int64_t (*mono_ms)(void *arg), void *arg)
@@ -333,7 +420,12 @@ int app_commit(void *arg)
     struct app *a = arg;
     size_t n = a->batch_requests;
     a->batch_requests = 0;
-    int rc = counters_flush(a->counters, a->store);
+    int rc = a->commit_poison;
+    a->commit_poison = 0;
+    if (!rc)
+        rc = counters_flush(a->counters, a->store);
+    else
+        counters_clear(a->counters);
     if (store_batch_active(a->store)) {
         if (rc)
             store_batch_abort(a->store);
@@ -401,6 +493,11 @@ const char *api_signing_secret(const struct api_req *r)
 const char *api_base_url(const struct api_req *r)
 {
     return r->app->base_url;
+}
+
+bool api_allow_private_webhooks(const struct api_req *r)
+{
+    return r->app->allow_private_webhooks;
 }
 
 double api_counter_add(struct api_req *r, const char *pk, const char *sk, const char *attr,

@@ -22,6 +22,8 @@
 struct store;
 struct metrics;
 struct ev_loop;
+struct detect_driver;
+struct sse_hub;
 
 #define APP_DEFAULT_BASE_URL    "https://genuproof.com"
 #define APP_DEFAULT_TRUST_PROXY "127.0.0.0/8,::1"
@@ -39,6 +41,7 @@ struct app_config {
     const char *trust_proxy;    /* NULL -> APP_DEFAULT_TRUST_PROXY */
     const char *geoip_path;     /* MaxMind .mmdb or NULL */
     bool quiet;                 /* no access log lines */
+    bool allow_private_webhooks; /* --allow-private-webhooks (H10) */
 };
 
 /*
@@ -76,6 +79,23 @@ void app_set_server(struct app *a, struct http_server *srv);
  */
 typedef void (*app_commit_listener)(void *arg, uint64_t last_seq);
 void app_add_commit_listener(struct app *a, app_commit_listener fn, void *arg);
+/* Removes a listener added with the same fn and arg (no-op when absent). */
+void app_remove_commit_listener(struct app *a, app_commit_listener fn, void *arg);
+/* The in-process detector's driver (api/detect_driver.h), set by serve;
+ * NULL with --no-detector and in handler tests. */
+void app_set_detector(struct app *a, struct detect_driver *d);
+struct detect_driver *app_detector(struct app *a);
+/* The SSE hub behind GET /api/stream (api/sse_hub.h), set by serve; NULL
+ * in handler tests (the route then answers 503). */
+void app_set_sse_hub(struct app *a, struct sse_hub *hub);
+struct sse_hub *app_sse_hub(struct app *a);
+/*
+ * Makes this loop iteration's group commit fail with err (the batch is
+ * rolled back, every response of the iteration becomes a 500).  For a
+ * handler whose multi-step write failed half way, so that no partial
+ * write becomes durable.
+ */
+void app_fail_commit(struct app *a, int err);
 /* The event loop the app runs on (set by serve; NULL in handler tests). */
 void app_set_loop(struct app *a, struct ev_loop *loop);
 struct ev_loop *app_loop(struct app *a);

@@ -26,7 +26,7 @@
 #include "store/store.h"
 #include "util/err.h"
 
-#define DEMO_BRAND_ID "5019622c-9860-4b83-a5c6-adb82ebd0412"
+#define DEMO_BRAND_ID   "5019622c-9860-4b83-a5c6-adb82ebd0412"
 #define DEMO_BRAND_NAME "Luxe Watches"
 #define DEMO_EVENTS_MAX 7
 

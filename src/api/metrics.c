@@ -45,6 +45,11 @@ struct metrics {
     double batch_sum;
     uint64_t batch_count, commit_failures;
     long sse_clients, connections;
+    struct {
+        metrics_source_fn fn;
+        void *arg;
+    } sources[METRICS_SOURCES_MAX];
+    size_t nsources;
 };
 
 struct metrics *metrics_new(int64_t start_ms)
@@ -57,6 +62,26 @@ struct metrics *metrics_new(int64_t start_ms)
 void metrics_free(struct metrics *m)
 {
     free(m);
+}
+
+void metrics_add_source(struct metrics *m, metrics_source_fn fn, void *arg)
+{
+    if (!fn || m->nsources >= METRICS_SOURCES_MAX)
+        return;
+    m->sources[m->nsources].fn = fn;
+    m->sources[m->nsources].arg = arg;
+    m->nsources++;
+}
+
+void metrics_remove_source(struct metrics *m, metrics_source_fn fn, void *arg)
+{
+    for (size_t i = 0; i < m->nsources; i++) {
+        if (m->sources[i].fn != fn || m->sources[i].arg != arg)
+            continue;
+        memmove(&m->sources[i], &m->sources[i + 1], (m->nsources - i - 1) * sizeof m->sources[0]);
+        m->nsources--;
+        return;
+    }
 }
 
 static struct route_stats *route_slot(struct metrics *m, const char *route)
@@ -237,6 +262,11 @@ int metrics_render(const struct metrics *m, struct store *s, struct buf *out)
                "# TYPE process_start_time_seconds gauge\n"
                "process_start_time_seconds %.3f\n",
                m->sse_clients, m->connections, (double)m->start_ms / 1000.0);
+    for (size_t i = 0; i < m->nsources; i++) {
+        int rc = m->sources[i].fn(m->sources[i].arg, s, out);
+        if (rc)
+            return rc;
+    }
     /* buf appends are capped: report a truncated rendering */
     return out->max && out->len >= out->max ? ERR_TOOBIG : 0;
 }

@@ -32,6 +32,18 @@ void metrics_commit(struct metrics *m, size_t n, int failed);
 void metrics_set_sse_clients(struct metrics *m, long n);
 void metrics_set_connections(struct metrics *m, long n);
 
+/*
+ * Extra metric families rendered after the built-in ones (detector,
+ * webhook dispatcher, ...): fn appends complete "# HELP/# TYPE" blocks
+ * to out and returns 0 or a negative ERR_*.  s is the store given to
+ * metrics_render (may be NULL).  At most METRICS_SOURCES_MAX sources;
+ * a source must be removed before its arg is freed.
+ */
+#define METRICS_SOURCES_MAX 8
+typedef int (*metrics_source_fn)(void *arg, struct store *s, struct buf *out);
+void metrics_add_source(struct metrics *m, metrics_source_fn fn, void *arg);
+void metrics_remove_source(struct metrics *m, metrics_source_fn fn, void *arg);
+
 /* Appends the exposition text to out (store may be NULL).  Returns 0 or
  * ERR_TOOBIG (out's cap). */
 int metrics_render(const struct metrics *m, struct store *s, struct buf *out);

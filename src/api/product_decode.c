@@ -52,15 +52,23 @@ static int sfield(const cJSON *b, const char *f, size_t max, const char **out, c
     return dec_str(b, f, max, out, err, errlen) == DEC_WRONG ? -1 : 0;
 }
 
-static int depth_ok(const cJSON *v, int depth)
+/* 1 when v nests at most PD_OBJ_DEPTH deep and holds only finite
+ * numbers (the store keeps no NaN/Infinity, JSON has none), -1 when too
+ * deep, -2 for a non-finite number. */
+static int value_ok(const cJSON *v, int depth)
 {
     const cJSON *c;
     if (depth > PD_OBJ_DEPTH)
-        return 0;
+        return -1;
     cJSON_ArrayForEach(c, v)
     {
-        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && !depth_ok(c, depth + 1))
-            return 0;
+        int rc = 1;
+        if (cJSON_IsNumber(c) && !isfinite(c->valuedouble))
+            return -2;
+        if (cJSON_IsObject(c) || cJSON_IsArray(c))
+            rc = value_ok(c, depth + 1);
+        if (rc < 0)
+            return rc;
     }
     return 1;
 }
@@ -80,8 +88,13 @@ static int ofield(const cJSON *b, const char *f, const cJSON **out, char *err, s
         *out = NULL;
         return 0;
     }
-    if (!depth_ok(*out, 1)) {
+    rc = value_ok(*out, 1);
+    if (rc == -1) {
         snprintf(err, errlen, "%s is too deeply nested", f);
+        return -1;
+    }
+    if (rc == -2) {
+        snprintf(err, errlen, "%s holds a number out of range", f);
         return -1;
     }
     rc = canon_write(&tmp, *out);

@@ -23,7 +23,7 @@
 #define PD_BATCH_MAX 50
 /* Largest canonical text of a metadata/data object (bytes), and deepest
  * nesting inside it. */
-#define PD_OBJ_MAX (16 * 1024)
+#define PD_OBJ_MAX   (16 * 1024)
 #define PD_OBJ_DEPTH 16
 /* Longest id accepted by pd_id_ok(). */
 #define PD_ID_MAX 128

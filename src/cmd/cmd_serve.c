@@ -24,7 +24,10 @@
 #include <ev.h>
 
 #include "api/app.h"
+#include "api/webhook_dispatch.h"
 #include "api/demo.h"
+#include "api/detect_driver.h"
+#include "api/sse_hub.h"
 #include "cmd/options.h"
 #include "core/canon.h"
 #include "core/timeutil.h"
@@ -41,6 +44,9 @@ struct serve {
     struct store *store;
     struct app *app;
     struct http_server *srv;
+    struct detect_driver *detector; /* NULL with --no-detector */
+    struct sse_hub *sse;            /* GET /api/stream subscribers */
+    struct webhook_dispatch *webhooks; /* webhook deliveries (H10) */
     ev_signal sigterm, sigint;
     ev_timer maint, drain_deadline;
     bool draining;
@@ -254,6 +260,7 @@ int cmd_serve(int argc, char **argv)
         .rate_limit = opt_int(&o, "rate-limit"),
         .trust_proxy = opt_str(&o, "trust-proxy"),
         .geoip_path = opt_str(&o, "geoip"),
+        .allow_private_webhooks = opt_flag(&o, "allow-private-webhooks"),
     };
     if (ac.admin_key && !*ac.admin_key)
         ac.admin_key = NULL;
@@ -274,12 +281,14 @@ int cmd_serve(int argc, char **argv)
         log_error("cannot create the event loop");
         goto out;
     }
+    app_set_loop(sv.app, sv.loop);
     struct http_handler h;
     app_http_handler(sv.app, &h);
     struct http_server_config hc = {
         .listen = opt_str(&o, "listen"),
         .max_body = (size_t)opt_int(&o, "max-body"),
         .cors_origin = opt_str(&o, "cors-origin"),
+        .stream_buffer_max = (size_t)opt_int(&o, "sse-buffer"),
     };
     sv.srv = http_server_new(sv.loop, &hc, &h, err, sizeof err);
     if (!sv.srv) {
@@ -287,6 +296,48 @@ int cmd_serve(int argc, char **argv)
         goto out;
     }
     app_set_server(sv.app, sv.srv);
+    {
+        struct sse_hub_config sc = {
+            .store = sv.store,
+            .loop = sv.loop,
+            .metrics = app_metrics(sv.app),
+            .max_per_brand = (size_t)opt_int(&o, "sse-max-streams"),
+            .buffer_max = hc.stream_buffer_max,
+        };
+        sv.sse = sse_hub_new(&sc, err, sizeof err);
+        if (!sv.sse) {
+            log_error("%s", err);
+            goto out;
+        }
+        app_set_sse_hub(sv.app, sv.sse);
+        app_add_commit_listener(sv.app, sse_hub_commit_cb, sv.sse);
+    }
+    if (opt_flag(&o, "no-detector")) {
+        log_warn("the threat detector is off (--no-detector): alerts wait for a server that runs it");
+    } else {
+        struct detect_driver_config dc = {
+            .batch_size = (size_t)opt_int(&o, "detector-batch"),
+            .batch_window_s = (double)opt_int(&o, "detector-window"),
+        };
+        sv.detector = detect_driver_new(sv.app, &dc, err, sizeof err);
+        if (!sv.detector) {
+            log_error("%s", err);
+            goto out;
+        }
+    }
+    {
+        struct webhook_dispatch_config wc = {
+            .allow_private = opt_flag(&o, "allow-private-webhooks"),
+        };
+        if (wc.allow_private)
+            log_warn("webhooks may target private and loopback addresses (--allow-private-webhooks)");
+        sv.webhooks = webhook_dispatch_new(sv.store, sv.loop, &wc, err, sizeof err);
+        if (!sv.webhooks) {
+            log_error("%s", err);
+            goto out;
+        }
+        app_add_commit_listener(sv.app, webhook_dispatch_on_commit, sv.webhooks);
+    }
     int port = http_server_port(sv.srv);
     const char *port_file = opt_str(&o, "port-file");
     if (port_file && write_port_file(port_file, port)) {
@@ -332,8 +383,18 @@ out:
             ev_timer_stop(sv.loop, &sv.drain_deadline);
         }
     }
+    detect_driver_free(sv.detector);
     if (sv.srv)
-        http_server_free(sv.srv);
+        http_server_free(sv.srv); /* reports every open stream to the hub */
+    if (sv.sse) {
+        app_remove_commit_listener(sv.app, sse_hub_commit_cb, sv.sse);
+        app_set_sse_hub(sv.app, NULL);
+        sse_hub_free(sv.sse);
+    }
+    if (sv.webhooks) {
+        app_remove_commit_listener(sv.app, webhook_dispatch_on_commit, sv.webhooks);
+        webhook_dispatch_free(sv.webhooks);
+    }
     app_free(sv.app);
     if (sv.store)
         store_close(sv.store);

@@ -184,8 +184,7 @@ bool chain_valid(const cJSON *events)
     cJSON_ArrayForEach(ev, events)
     {
         const char *stored = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "hash"));
-        const char *ph =
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "previousHash"));
+        const char *ph = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "previousHash"));
         if (!stored || !ph)
             return false;
         if (strcmp(ph, prev ? prev : CRYPTO_GENESIS) != 0)

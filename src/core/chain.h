@@ -33,9 +33,9 @@
 #define CHAIN_MAX_EVENTS 10000
 
 struct chain_head {
-    uint32_t seq;                       /* 0 for an empty chain */
-    char hash[CRYPTO_HEX_LEN + 1];      /* GENESIS for an empty chain */
-    bool has_item;                      /* a CHAIN item exists */
+    uint32_t seq;                  /* 0 for an empty chain */
+    char hash[CRYPTO_HEX_LEN + 1]; /* GENESIS for an empty chain */
+    bool has_item;                 /* a CHAIN item exists */
 };
 
 struct chain_appended {

@@ -12,8 +12,8 @@
 #include "core/keys.h"
 #include "util/err.h"
 
-const char *const event_types[EVENT_TYPES_N] = {"manufactured", "shipped",     "received",
-                                                "inspected",    "sold",        "transferred",
+const char *const event_types[EVENT_TYPES_N] = {"manufactured", "shipped", "received",
+                                                "inspected",    "sold",    "transferred",
                                                 "recalled",     "custom"};
 
 bool event_type_valid(const char *type)

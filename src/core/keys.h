@@ -35,6 +35,9 @@ struct key {
 #define KEY_PK_OPS_LOG_LEGACY                                                                      \
     "OPS_LOG" /* read-only legacy partition; also GSI1PK of ops-log items */
 #define KEY_PK_AUDIT_LOG_LEGACY "AUDIT_LOG" /* read-only legacy partition */
+/* GSI1PK of webhook deliveries still pending (sparse: removed when final);
+ * GSI1SK is the delivery's sort key (key_delivery_sk). */
+#define KEY_GSI1PK_DELIVERY_PENDING "DELIVERY_PENDING"
 
 /* Prefixes used with begins_with. */
 #define KEY_PFX_BRAND       "BRAND#"

@@ -26,13 +26,20 @@
 static const struct {
     const char *id, *label;
 } categories[] = {
-    {"watches", "Watches"},           {"handbags", "Handbags"},
-    {"jewelry", "Jewelry"},           {"eyewear", "Eyewear"},
-    {"fragrances", "Fragrances"},     {"footwear", "Footwear"},
-    {"clothing", "Clothing"},         {"electronics", "Electronics"},
-    {"pharmaceuticals", "Pharmaceuticals"}, {"wine_spirits", "Wine & Spirits"},
-    {"art", "Art"},                   {"automotive", "Automotive Parts"},
-    {"cosmetics", "Cosmetics"},       {"other", "Other"},
+    {"watches", "Watches"},
+    {"handbags", "Handbags"},
+    {"jewelry", "Jewelry"},
+    {"eyewear", "Eyewear"},
+    {"fragrances", "Fragrances"},
+    {"footwear", "Footwear"},
+    {"clothing", "Clothing"},
+    {"electronics", "Electronics"},
+    {"pharmaceuticals", "Pharmaceuticals"},
+    {"wine_spirits", "Wine & Spirits"},
+    {"art", "Art"},
+    {"automotive", "Automotive Parts"},
+    {"cosmetics", "Cosmetics"},
+    {"other", "Other"},
 };
 
 const char *product_category_label(const char *category)
@@ -283,8 +290,8 @@ static int register_once(struct store *s, const struct product_reg *in, const st
                               .data = data,
                               .location = opt(in->location)};
 
-    items[W_PRODUCT] = product_item_build(in, out->product_id, out->code, out->hash,
-                                          out->signature);
+    items[W_PRODUCT] =
+        product_item_build(in, out->product_id, out->code, out->hash, out->signature);
     items[W_CODE] = lookup_item_build(code_pk.s, true, out->product_id, in->brand_id);
     items[W_HASH] = lookup_item_build(hash_pk.s, false, out->product_id, in->brand_id);
     if (chain_genesis_items(&ev, &items[W_EVENT], &items[W_HEAD], ev_hash) != 0)
@@ -299,9 +306,8 @@ static int register_once(struct store *s, const struct product_reg *in, const st
     for (int i = 0; i < W_N; i++) {
         if (!items[i])
             continue;
-        w[n] = (struct store_write){.kind = STORE_W_PUT,
-                                    .item = items[i],
-                                    .cond = {.kind = STORE_COND_NOT_EXISTS}};
+        w[n] = (struct store_write){
+            .kind = STORE_W_PUT, .item = items[i], .cond = {.kind = STORE_COND_NOT_EXISTS}};
         if (i == W_NAME && g->has_name_item) {
             old_count = cJSON_CreateNumber(g->count);
             w[n].cond = (struct store_cond){
@@ -396,10 +402,10 @@ static void k(struct jsonw *w, const cJSON *item, const char *attr)
 
 void product_write_verify_json(struct jsonw *w, const cJSON *item)
 {
-    static const char *const attrs[] = {"productId", "brandId",     "brandName", "name",
-                                        "sku",       "category",    "description", "imageUrl",
-                                        "verificationCode", "hash", "signature", "status",
-                                        "createdAt", "updatedAt"};
+    static const char *const attrs[] = {
+        "productId",   "brandId",  "brandName",        "name", "sku",       "category",
+        "description", "imageUrl", "verificationCode", "hash", "signature", "status",
+        "createdAt",   "updatedAt"};
     jsonw_obj(w);
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
         k(w, item, attrs[i]);

@@ -24,7 +24,7 @@
 #include "core/jsonw.h"
 #include "store/store.h"
 
-#define PRODUCT_ID_MAX 32   /* a generated id is 32 hex chars */
+#define PRODUCT_ID_MAX   32 /* a generated id is 32 hex chars */
 #define PRODUCT_CODE_MAX 12 /* a generated code is 12 base64url chars */
 /* Attempts of product_register() (code/id collisions, guard races). */
 #define PRODUCT_REGISTER_TRIES 5
@@ -41,7 +41,7 @@ struct product_reg {
     const char *brand_name; /* required (copied into the product) */
     const char *name;       /* required */
     const char *sku;
-    const char *category;   /* mapped with product_category_label() */
+    const char *category; /* mapped with product_category_label() */
     const char *description;
     const char *image_url;
     const char *location;   /* manufacturingLocation of the genesis event */

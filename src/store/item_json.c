@@ -71,9 +71,11 @@ static bool hex4(const char *p, unsigned *out)
 
 /* Bytes that end the plain run of a string: quote, backslash, controls. */
 static const bool STR_SPECIAL[256] = {
-    [0 ... 0x1f] = true,
-    ['"'] = true,
-    ['\\'] = true,
+    /* 0x00-0x7f; 0x80-0xff are all ordinary (zero) */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* Reads a string at r->p (on the opening quote) into a new cJSON_malloc'd

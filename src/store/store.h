@@ -4,9 +4,12 @@
  *
  * An item is a cJSON object holding at least the string attributes "PK"
  * and "SK"; "GSI1PK"/"GSI1SK" (strings) put it in the GSI1 index; "ttl"
- * (number, epoch seconds) makes it expire: an expired item is never
- * returned and is purged by store_purge_expired().  Sort keys compare
- * byte-wise.
+ * (number, epoch seconds) makes it expire: once ttl < now (the store's
+ * clock) the item is never returned, counts as absent for conditions and
+ * updates, and is purged by store_purge_expired().  Sort keys compare
+ * byte-wise (UTF-8 order, i.e. code point order).  Like DynamoDB, every
+ * string and attribute name must be valid UTF-8 and every number finite;
+ * attribute names are non-empty (ERR_INVALID otherwise).
  *
  * Drivers (SQLite now, DynamoDB later) implement struct store_ops in
  * store_int.h; these functions add what is common: argument checks,
@@ -20,6 +23,13 @@
  *
  * Ownership: items passed in are borrowed; items returned are owned by the
  * caller (cJSON_Delete / store_result_free / store_stream_free).
+ *
+ * Consistency (SQLite): this connection always reads its own writes.
+ * Writes of other connections (other processes on the same file) are
+ * seen at once by strongly consistent reads and within about 1 ms by
+ * eventually consistent ones (consistent=false, GSI1 queries, the stream
+ * and checkpoint reads), which share a read snapshot for that long because
+ * opening one costs more than the read itself.
  *
  * Not thread-safe: one struct store per thread/process.
  */
@@ -165,7 +175,14 @@ struct store_result {
 };
 
 /* Runs one page of a query.  Items of a GSI1 query with equal GSI1SK are
- * ordered by PK then SK.  On error *res is left empty. */
+ * ordered by PK then SK.  A page ends after q->limit items or when the
+ * next item would take it past STORE_PAGE_BYTES (it always holds at least
+ * one item); res->next is set exactly when at least one more matching
+ * item exists (unlike DynamoDB, never for an empty last page).  The cursor
+ * is URL-safe ASCII ([A-Za-z0-9_-]); one that is malformed or belongs to
+ * another partition or index gives ERR_INVALID.  An inverted BETWEEN is
+ * ERR_INVALID, as in DynamoDB.  Capacity: the bytes of all items read,
+ * rounded up once per page.  On error *res is left empty. */
 int store_query(struct store *s, const struct store_query *q, struct store_result *res);
 void store_result_free(struct store_result *res);
 
@@ -190,7 +207,8 @@ struct store_write {
     uint64_t seq;       /* CHECKPOINT */
 };
 
-/* All-or-nothing write of up to STORE_TRANSACT_MAX writes, no item twice.
+/* All-or-nothing write of up to STORE_TRANSACT_MAX writes, no item twice
+ * (ERR_INVALID; also for n == 0).  Costs twice the WCU, like DynamoDB.
  * When a condition fails returns ERR_CONDITION, nothing is written (no
  * stream records either) and *failed (if not NULL) is the index of the
  * first failing write. */
@@ -202,6 +220,11 @@ int store_transact(struct store *s, const struct store_write *w, size_t n, int *
  * batch's earlier writes); batch_commit makes them durable at once.  If it
  * fails, every write since batch_begin is rolled back and the error is
  * returned: the caller must answer those requests with an error.
+ * A call inside the batch that fails before writing anything (a failed
+ * condition, an invalid update) leaves the batch going; one that fails
+ * after part of its work reached the backend dooms the batch: later
+ * writes return ERR_IO and so does batch_commit.  store_stream_read and
+ * store_stream_head show committed records only, even inside a batch.
  * Drivers without cross-request transactions (DynamoDB) treat these as
  * no-ops and write through.
  */
@@ -217,26 +240,37 @@ void store_set_commit_cb(struct store *s, store_commit_cb cb, void *arg);
 
 /* ---------- change stream ---------- */
 
+/* INSERT: the item did not exist (an expired item the writer saw as
+ * absent counts as not existing; a blind put over an expired item not yet
+ * purged is a MODIFY, as in DynamoDB).  MODIFY: it replaced an item.
+ * REMOVE: a delete or a TTL purge of an existing item. */
 enum store_change { STORE_INSERT = 0, STORE_MODIFY, STORE_REMOVE };
 
 struct stream_record {
     uint64_t seq;  /* strictly increasing, never reused */
-    int64_t ts_ms; /* commit wall-clock time */
+    int64_t ts_ms; /* write time on the store's clock (inside the commit) */
     enum store_change kind;
     char *pk, *sk;
     cJSON *image; /* NEW_IMAGE; NULL for REMOVE */
 };
 
-/* Reads up to max committed records with seq > after, ascending. */
+/* Reads up to max (capped at 10000) committed records with seq > after,
+ * ascending.  *recs is NULL when *n is 0. */
 int store_stream_read(struct store *s, uint64_t after, size_t max, struct stream_record **recs,
                       size_t *n);
 void store_stream_free(struct stream_record *recs, size_t n);
-/* Highest committed sequence (0 when the stream is empty). */
+/* Highest committed sequence ever assigned (0 for a new store); trimming
+ * does not lower it. */
 int store_stream_head(struct store *s, uint64_t *seq);
-/* A reader's durable checkpoint (0 when it has none). */
+/* A reader's durable checkpoint (0 when it has none).  Readers are names
+ * of 1..256 bytes.  Checkpoints are bookkeeping: writing one makes no
+ * stream record; inside a batch it commits with the batch. */
 int store_checkpoint_get(struct store *s, const char *reader, uint64_t *seq);
 int store_checkpoint_set(struct store *s, const char *reader, uint64_t seq);
-/* Deletes records older than the retention period (relative to now_ms). */
+/* Deletes records older than the retention period (relative to now_ms).
+ * Retention wins over checkpoints, as in DynamoDB Streams: a reader more
+ * than the retention period behind loses records.  Sequence numbers are
+ * never reused, even when every record was trimmed. */
 int store_stream_trim(struct store *s, int64_t now_ms, size_t *trimmed);
 
 /* ---------- maintenance ---------- */
@@ -247,7 +281,17 @@ int store_purge_expired(struct store *s, int64_t now_ms, size_t max, size_t *pur
 /* A cheap round trip to the backend; latency in ms. */
 int store_health(struct store *s, double *latency_ms);
 
-/* ---------- capacity accounting ---------- */
+/* ---------- capacity accounting ----------
+ *
+ * Every operation charges its partition key in a rolling per-second
+ * window kept for 60 s: gets and queries RCU, puts/updates/deletes WCU
+ * (the larger of the old and new item; a failed condition still costs),
+ * transactions twice the WCU.  At most 4096 keys are tracked per second;
+ * more are summed under "<other>".  With throttling on, an operation that
+ * would take its key past the ceiling within the current second fails
+ * with ERR_THROTTLED before touching the backend (reads are checked with
+ * their minimum charge, their size being unknown until read).
+ */
 
 struct store_capacity_entry {
     char pk[256]; /* partition key (truncated to 255 bytes for display) */
@@ -264,7 +308,8 @@ size_t store_item_size(const cJSON *item);
 double store_wcu(size_t bytes);
 double store_rcu(size_t bytes, bool consistent);
 /* Top n partition keys by wcu+rcu over the last window_s seconds
- * (1..60), descending.  *nout receives the number written. */
+ * (clamped to 1..60), descending, ties by key.  *nout receives the number
+ * written. */
 int store_capacity_top(struct store *s, int window_s, size_t n, struct store_capacity_entry *out,
                        size_t *nout);
 /* Totals consumed over the last window_s seconds. */

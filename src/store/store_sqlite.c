@@ -142,12 +142,13 @@ struct sq {
     struct store base; /* first: store.c sees the common part */
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
-    uint64_t committed_head; /* highest stream seq known committed */
-    uint64_t txn_seq;        /* highest seq written in the open transaction */
-    bool op_wrote;           /* the current write operation changed something */
-    bool read_open;          /* a shared read snapshot is open (see read_prepare) */
-    int64_t read_since_us;   /* when it was opened, monotonic */
-    struct buf body;         /* scratch: canonical JSON of the item being written */
+    uint64_t committed_head;   /* highest stream seq known committed */
+    uint64_t txn_seq;          /* highest seq written in the open transaction */
+    bool op_wrote;             /* the current write operation changed something */
+    bool read_open;            /* a shared read snapshot is open (see read_prepare) */
+    int64_t read_since_us;     /* when it was opened, monotonic */
+    int fault_at, fault_count; /* test builds: fail the fault_at-th statement */
+    struct buf body;           /* scratch: canonical JSON of the item being written */
     char last_pk[STORE_PK_MAX + 1], last_sk[STORE_SK_MAX + 1], last_gsk[STORE_SK_MAX + 1];
 };
 
@@ -180,7 +181,17 @@ static int map_rc(int rc)
 static int run(struct sq *q, enum stmt_id id)
 {
     sqlite3_stmt *st = q->st[id];
-    int rc = sqlite3_step(st);
+    int rc;
+#ifdef UNITTEST
+    /* Fault injection: the chosen statement fails as if the disk had;
+     * rollbacks are spared, they are the way out. */
+    if (q->fault_at && id != ST_ROLLBACK && id != ST_ROLLBACK_TO &&
+        ++q->fault_count == q->fault_at) {
+        sqlite3_clear_bindings(st);
+        return ERR_IO;
+    }
+#endif
+    rc = sqlite3_step(st);
     sqlite3_reset(st);
     return map_rc(rc);
 }
@@ -859,6 +870,9 @@ static int sq_batch_commit(struct store *s)
             if (q->txn_seq > q->committed_head)
                 q->committed_head = q->txn_seq;
             q->txn_seq = 0;
+            /* The batch is over before anyone hears of it: a callback that
+             * writes must get a transaction of its own. */
+            q->base.batch_active = false;
             store_notify_commit(s, q->committed_head);
             return 0;
         }
@@ -1080,6 +1094,15 @@ static const struct store_ops sqlite_ops = {
     .purge_expired = sq_purge_expired,
     .health = sq_health,
 };
+
+#ifdef UNITTEST
+void store_sqlite_fault(struct store *s, int nth)
+{
+    struct sq *q = sq_of(s);
+    q->fault_at = nth;
+    q->fault_count = 0;
+}
+#endif
 
 /* ---------- open ---------- */
 

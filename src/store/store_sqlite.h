@@ -22,4 +22,10 @@
 
 #define STORE_SQLITE_SCHEMA_VERSION 1
 
+#ifdef UNITTEST
+/* Test builds only: the nth statement the driver runs from now on fails
+ * with ERR_IO before touching the database (0 turns this off). */
+void store_sqlite_fault(struct store *s, int nth);
+#endif
+
 #endif

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ struct conf {
     int64_t now_ms;
     int commits;
     uint64_t last_seq;
+    bool write_in_cb;
 };
 
 static int64_t fake_clock(void *arg)
@@ -41,11 +43,19 @@ static int64_t fake_clock(void *arg)
     return ((struct conf *)arg)->now_ms;
 }
 
+static void put_key(struct store *s, const char *pk, const char *sk);
+
 static void count_commit(void *arg, uint64_t last_seq)
 {
     struct conf *c = arg;
     c->commits++;
     c->last_seq = last_seq;
+    if (c->write_in_cb) {
+        /* A callback may write: the batch it heard about is over. */
+        c->write_in_cb = false;
+        assert_false(store_batch_active(c->s));
+        put_key(c->s, "CB", "1");
+    }
 }
 
 static struct store *conf_open(struct conf *c)
@@ -910,6 +920,17 @@ static void t_batch(void **state)
     assert_true(exists(c->s, "A", "0"));
     assert_int_equal(stream_count(c->s, h), 1);
     cJSON_Delete(item);
+    /* The commit callback may write. */
+    assert_int_equal(store_batch_begin(c->s), 0);
+    put_ok(c->s, "{\"PK\":\"A\",\"SK\":\"7\"}");
+    c->write_in_cb = true;
+    int before = c->commits;
+    assert_int_equal(store_batch_commit(c->s), 0);
+    assert_int_equal(c->commits, before + 2);
+    assert_true(exists(c->s, "CB", "1"));
+    conf_reopen(c);
+    assert_true(exists(c->s, "CB", "1"));
+    assert_true(exists(c->s, "A", "7"));
     /* Closing with an open batch rolls it back. */
     assert_int_equal(store_batch_begin(c->s), 0);
     put_ok(c->s, "{\"PK\":\"A\",\"SK\":\"6\"}");

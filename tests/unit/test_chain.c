@@ -22,17 +22,17 @@
 #include "store/store.h"
 #include "util/err.h"
 
-#define PID "e084595c97320cfcc85309943f345760"
-#define BID "5019622c-9860-4b83-a5c6-adb82ebd0412"
-#define T0 "2026-06-20T15:00:00.000Z"
-#define T1 "2026-06-21T09:30:00.000Z"
+#define PID         "e084595c97320cfcc85309943f345760"
+#define BID         "5019622c-9860-4b83-a5c6-adb82ebd0412"
+#define T0          "2026-06-20T15:00:00.000Z"
+#define T1          "2026-06-21T09:30:00.000Z"
 #define GENESIS_VEC "6bf0c9a7efae45d4e2ac9f96b569e85dbe03d9a72b17ec97079f5b194007386e"
-#define NEXT_VEC "fb8a83855fcb829dd0a39faa03c54ac12b8ef44e63650d8882ac891dfb4a2a48"
+#define NEXT_VEC    "fb8a83855fcb829dd0a39faa03c54ac12b8ef44e63650d8882ac891dfb4a2a48"
 
 /* The single-attempt append (chain.c, UNITTEST). */
-int chain_append_once(struct store *s, const struct event_fields *f,
-                      const struct chain_head *head, const struct store_write *extra,
-                      size_t nextra, struct chain_appended *out, int *failed);
+int chain_append_once(struct store *s, const struct event_fields *f, const struct chain_head *head,
+                      const struct store_write *extra, size_t nextra, struct chain_appended *out,
+                      int *failed);
 
 struct fx {
     char dir[64];
@@ -155,8 +155,8 @@ static void test_genesis_and_append_vectors(void **state)
     assert_string_equal(sattr(cJSON_GetArrayItem(events, 1), "previousHash"), GENESIS_VEC);
     assert_int_equal(event_item_seq(cJSON_GetArrayItem(events, 1)), 2);
     /* data defaults to {} and is stored */
-    assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(events, 1),
-                                                                 "data")));
+    assert_true(
+        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(events, 1), "data")));
     assert_true(chain_valid(events));
     cJSON_Delete(events);
 }

@@ -21,10 +21,10 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-#define BID "5019622c-9860-4b83-a5c6-adb82ebd0412"
-#define PID "e084595c97320cfcc85309943f345760"
+#define BID    "5019622c-9860-4b83-a5c6-adb82ebd0412"
+#define PID    "e084595c97320cfcc85309943f345760"
 #define SECRET "genuproof-dev-secret"
-#define T0 "2026-06-20T15:00:00.000Z"
+#define T0     "2026-06-20T15:00:00.000Z"
 
 struct fx {
     char dir[64];
@@ -269,9 +269,10 @@ static void test_json_shapes(void **state)
         "\"verificationCode\":\"c\",\"hash\":\"h\",\"signature\":\"s\",\"status\":\"active\","
         "\"metadata\":{},\"createdAt\":\"t\",\"updatedAt\":\"u\",\"scanCount\":3}");
     char *s = render(product_write_list_json, p, 5);
-    assert_string_equal(s, "{\"productId\":\"p\",\"name\":\"N\",\"sku\":null,\"category\":\"Watches\","
-                           "\"verificationCode\":\"c\",\"hash\":\"h\",\"status\":\"active\","
-                           "\"scanCount\":5,\"createdAt\":\"t\"}");
+    assert_string_equal(s,
+                        "{\"productId\":\"p\",\"name\":\"N\",\"sku\":null,\"category\":\"Watches\","
+                        "\"verificationCode\":\"c\",\"hash\":\"h\",\"status\":\"active\","
+                        "\"scanCount\":5,\"createdAt\":\"t\"}");
     free(s);
     s = render(product_write_search_json, p, 3);
     assert_string_equal(s, "{\"productId\":\"p\",\"name\":\"N\",\"brandName\":\"B\",\"sku\":null,"
@@ -279,9 +280,10 @@ static void test_json_shapes(void **state)
                            "\"c\",\"hash\":\"h\",\"createdAt\":\"t\",\"scanCount\":3}");
     free(s);
     s = render(product_write_search_brand_json, p, 0);
-    assert_string_equal(s, "{\"productId\":\"p\",\"name\":\"N\",\"sku\":null,\"category\":\"Watches\","
-                           "\"status\":\"active\",\"verificationCode\":\"c\",\"createdAt\":\"t\","
-                           "\"scanCount\":0}");
+    assert_string_equal(s,
+                        "{\"productId\":\"p\",\"name\":\"N\",\"sku\":null,\"category\":\"Watches\","
+                        "\"status\":\"active\",\"verificationCode\":\"c\",\"createdAt\":\"t\","
+                        "\"scanCount\":0}");
     free(s);
 
     struct buf b = BUF_INIT(1 << 16);

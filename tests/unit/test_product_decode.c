@@ -26,15 +26,15 @@ static cJSON *J(const char *text)
 }
 
 /* Runs a decoder expected to fail and checks its message. */
-#define EXPECT_ERR(fn, type, text, msg)                                                        \
-    do {                                                                                       \
-        cJSON *b_ = J(text);                                                                   \
-        type *o_ = calloc(1, sizeof(type));                                                    \
-        err[0] = '\0';                                                                         \
-        assert_int_equal(fn(b_, o_, err, sizeof err), ERR_INVALID);                            \
-        assert_string_equal(err, msg);                                                         \
-        free(o_);                                                                              \
-        cJSON_Delete(b_);                                                                      \
+#define EXPECT_ERR(fn, type, text, msg)                                                            \
+    do {                                                                                           \
+        cJSON *b_ = J(text);                                                                       \
+        type *o_ = calloc(1, sizeof(type));                                                        \
+        err[0] = '\0';                                                                             \
+        assert_int_equal(fn(b_, o_, err, sizeof err), ERR_INVALID);                                \
+        assert_string_equal(err, msg);                                                             \
+        free(o_);                                                                                  \
+        cJSON_Delete(b_);                                                                          \
     } while (0)
 
 static void test_id_ok(void **state)
@@ -88,6 +88,9 @@ static void test_register(void **state)
                "metadata must be an object");
     EXPECT_ERR(pd_register, struct pd_register,
                "{\"brandId\":\"b\",\"name\":\"x\",\"metadata\":[1]}", "metadata must be an object");
+    EXPECT_ERR(pd_register, struct pd_register,
+               "{\"brandId\":\"b\",\"name\":\"x\",\"metadata\":{\"a\":[1,{\"n\":-1e999}]}}",
+               "metadata holds a number out of range");
     EXPECT_ERR(pd_register, struct pd_register, "{\"brandId\":\"b\",\"name\":\"x\",\"sku\":1e999}",
                "sku must be a string");
 }
@@ -182,10 +185,12 @@ static void test_event(void **state)
                "{\"productId\":\"p\",\"type\":\"shipped\",\"actor\":\"a\",\"data\":[1]}",
                "data must be an object");
     EXPECT_ERR(pd_event, struct pd_event,
+               "{\"productId\":\"p\",\"type\":\"shipped\",\"actor\":\"a\",\"data\":{\"x\":1e999}}",
+               "data holds a number out of range");
+    EXPECT_ERR(pd_event, struct pd_event,
                "{\"productId\":\"p\",\"type\":\"shipped\",\"actor\":\"a\",\"coordinates\":\"1,2\"}",
                "coordinates must be an object");
-    const char *cmsg =
-        "coordinates must be {lat:number,lng:number} within -90..90 and -180..180";
+    const char *cmsg = "coordinates must be {lat:number,lng:number} within -90..90 and -180..180";
     EXPECT_ERR(pd_event, struct pd_event,
                "{\"productId\":\"p\",\"type\":\"shipped\",\"actor\":\"a\",\"coordinates\":{\"lat\":"
                "\"1\",\"lng\":2}}",
@@ -217,7 +222,8 @@ static void test_history(void **state)
     EXPECT_ERR(pd_history, struct pd_history, "{\"type\":\"sold\",\"actor\":\"a\"}",
                "productIds array required");
     EXPECT_ERR(pd_history, struct pd_history,
-               "{\"productIds\":[],\"type\":\"sold\",\"actor\":\"a\"}", "productIds array required");
+               "{\"productIds\":[],\"type\":\"sold\",\"actor\":\"a\"}",
+               "productIds array required");
     EXPECT_ERR(pd_history, struct pd_history, "{\"productIds\":[\"a\"],\"actor\":\"a\"}",
                "type and actor required");
     EXPECT_ERR(pd_history, struct pd_history,

@@ -1,0 +1,271 @@
+/*
+ * detect_driver.c - the stream detector on the server's event loop (see
+ * detect_driver.h).
+ *
+ * Three watchers:
+ *   idle  (priority EV_MAXPRI) runs batches.  libev queues idle watchers
+ *         only when no watcher of the same or a higher priority is
+ *         pending, so at the highest priority it is invoked once per loop
+ *         iteration, first among the callbacks, i.e. after the server's
+ *         prepare watcher committed the previous iteration's batch and
+ *         before this iteration's reads open a new one.  While it is
+ *         active the loop does not block, so it stays active only while
+ *         work remains.
+ *   retry a one-shot timer for the detector's backoff or batch window.
+ *   poke  a periodic timer (1 s, scaled) that wakes the detector even
+ *         when no commit of this process did: records written by another
+ *         process, a missed wake-up, a window that elapsed.
+ * The commit listener only starts the idle watcher: it runs inside the
+ * store's commit path (also the detector's own) and must not do more.
+ */
+#include "api/detect_driver.h"
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/app.h"
+#include "api/metrics.h"
+#include "core/timeutil.h"
+#include "detect/checks.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/timescale.h"
+#include "util/xalloc.h"
+
+struct detect_driver {
+    struct app *app;
+    struct ev_loop *loop;
+    struct store *s;
+    struct detector *det;
+    double budget_us;
+    ev_idle idle;
+    ev_timer retry, poke;
+    uint64_t wakeups;       /* idle callbacks that ran batches */
+    uint64_t replayed;      /* DLQ records replayed through the API */
+    uint64_t replay_failed; /* DLQ replays refused */
+    int last_rc;            /* last error reported, to log a change once */
+};
+
+static void wake(struct detect_driver *d)
+{
+    if (!ev_is_active(&d->idle))
+        ev_idle_start(d->loop, &d->idle);
+}
+
+static void on_commit(void *arg, uint64_t last_seq)
+{
+    (void)last_seq;
+    wake(arg);
+}
+
+/* Arms the one-shot timer for the detector's own delay, if any. */
+static void arm_retry(struct detect_driver *d)
+{
+    int64_t ms = detector_retry_in_ms(d->det);
+    if (ms <= 0)
+        return;
+    ev_timer_stop(d->loop, &d->retry);
+    ev_timer_set(&d->retry, (double)ms / 1000.0, 0.);
+    ev_timer_start(d->loop, &d->retry);
+}
+
+static void idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+    (void)revents;
+    struct detect_driver *d = w->data;
+    int64_t t0 = time_mono_us();
+    size_t n = 0;
+    int rc = 0;
+
+    /* Never inside another batch: try again next iteration. */
+    if (store_batch_active(d->s))
+        return;
+    d->wakeups++;
+    for (;;) {
+        rc = detector_run_once(d->det, &n);
+        if (rc || n == 0)
+            break;
+        if ((double)(time_mono_us() - t0) >= d->budget_us)
+            return; /* more may remain: stay armed, let HTTP run */
+    }
+    if (rc == ERR_CONFLICT && store_batch_active(d->s))
+        return;
+    if (rc && rc != d->last_rc)
+        log_warn("detector: %s (backing off)", err_str(rc));
+    else if (!rc && d->last_rc)
+        log_info("detector: running again");
+    d->last_rc = rc;
+    ev_idle_stop(loop, w);
+    arm_retry(d);
+}
+
+static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    wake(w->data);
+}
+
+static void poke_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct detect_driver *d = w->data;
+    if (!ev_is_active(&d->retry))
+        wake(d);
+}
+
+/* ---------- /metrics ---------- */
+
+static void counter(struct buf *out, const char *name, const char *help, uint64_t v)
+{
+    buf_printf(out, "# HELP genuproof_detector_%s %s\n# TYPE genuproof_detector_%s counter\n"
+                    "genuproof_detector_%s %llu\n",
+               name, help, name, name, (unsigned long long)v);
+}
+
+static void gauge(struct buf *out, const char *name, const char *help, double v)
+{
+    buf_printf(out, "# HELP genuproof_detector_%s %s\n# TYPE genuproof_detector_%s gauge\n"
+                    "genuproof_detector_%s %.17g\n",
+               name, help, name, name, v);
+}
+
+static int render_metrics(void *arg, struct store *s, struct buf *out)
+{
+    struct detect_driver *d = arg;
+    struct detector_stats st;
+    uint64_t head = 0, cp = 0;
+    int rc;
+
+    detector_get_stats(d->det, &st);
+    counter(out, "batches_total", "Detector batches committed.", st.batches);
+    counter(out, "records_total", "Change-stream records consumed (ignored ones included).",
+            st.records);
+    counter(out, "scans_total", "Scan records checked.", st.scans);
+    counter(out, "events_total", "Provenance event records checked.", st.events);
+    counter(out, "ignored_total", "Records skipped (not a scan or event insert).", st.ignored);
+    counter(out, "alerts_created_total", "Alerts raised.", st.alerts_created);
+    counter(out, "alerts_updated_total", "Hits folded into an existing alert.",
+            st.alerts_updated);
+    counter(out, "opslog_total", "Ops-log entries written.", st.opslog);
+    counter(out, "dlq_parked_total", "Records parked in the dead-letter partition.",
+            st.dlq_parked);
+    counter(out, "dlq_replayed_total", "Parked records replayed through the admin API.",
+            d->replayed);
+    counter(out, "dlq_replay_failed_total", "Replays of parked records that were refused.",
+            d->replay_failed);
+    counter(out, "errors_total", "Failed batch attempts.", st.errors);
+    counter(out, "bisections_total", "Failing batches split in two.", st.bisections);
+    gauge(out, "last_batch_seconds", "Duration of the last committed batch.",
+          (double)st.last_batch_us / 1e6);
+    if (!s)
+        return 0;
+    rc = store_stream_head(s, &head);
+    if (!rc)
+        rc = store_checkpoint_get(s, DETECTOR_READER_DEFAULT, &cp);
+    if (rc)
+        return 0; /* the store probe of /api/ready reports this */
+    gauge(out, "stream_head", "Highest committed change-stream sequence.", (double)head);
+    gauge(out, "checkpoint", "The detector's durable checkpoint.", (double)cp);
+    gauge(out, "lag", "Stream records not yet processed (head - checkpoint).",
+          (double)(head > cp ? head - cp : 0));
+    return 0;
+}
+
+/* ---------- lifecycle ---------- */
+
+struct detect_driver *detect_driver_new(struct app *a, const struct detect_driver_config *cfg,
+                                        char *err, size_t errlen)
+{
+    struct detector_config dc = {0};
+    struct detect_driver *d;
+    double poke;
+
+    if (!app_loop(a)) {
+        snprintf(err, errlen, "detector: no event loop");
+        return NULL;
+    }
+    if (cfg->batch_size > DETECTOR_BATCH_MAX) {
+        snprintf(err, errlen, "detector: batch size above %d", DETECTOR_BATCH_MAX);
+        return NULL;
+    }
+    dc.batch_size = cfg->batch_size;
+    dc.batch_window_s = cfg->batch_window_s;
+    d = xcalloc(1, sizeof *d);
+    d->app = a;
+    d->loop = app_loop(a);
+    d->s = app_store(a);
+    d->det = detector_new(d->s, &dc);
+    if (!d->det) {
+        snprintf(err, errlen, "detector: invalid configuration");
+        free(d);
+        return NULL;
+    }
+    d->budget_us = (cfg->budget_ms > 0 ? cfg->budget_ms : DETECT_DRIVER_BUDGET_MS) * 1000.0;
+    poke = scaled(cfg->poke_s > 0 ? cfg->poke_s : DETECT_DRIVER_POKE_S);
+
+    ev_idle_init(&d->idle, idle_cb);
+    ev_set_priority(&d->idle, EV_MAXPRI);
+    d->idle.data = d;
+    ev_timer_init(&d->retry, retry_cb, 0., 0.);
+    d->retry.data = d;
+    ev_timer_init(&d->poke, poke_cb, poke, poke);
+    d->poke.data = d;
+    ev_timer_start(d->loop, &d->poke);
+    /* The detector's timers alone must not keep the loop running. */
+    ev_unref(d->loop);
+
+    app_add_commit_listener(a, on_commit, d);
+    metrics_add_source(app_metrics(a), render_metrics, d);
+    app_set_detector(a, d);
+    wake(d); /* catch up from the checkpoint */
+    return d;
+}
+
+void detect_driver_free(struct detect_driver *d)
+{
+    if (!d)
+        return;
+    ev_ref(d->loop);
+    ev_timer_stop(d->loop, &d->poke);
+    ev_timer_stop(d->loop, &d->retry);
+    ev_idle_stop(d->loop, &d->idle);
+    app_remove_commit_listener(d->app, on_commit, d);
+    metrics_remove_source(app_metrics(d->app), render_metrics, d);
+    if (app_detector(d->app) == d)
+        app_set_detector(d->app, NULL);
+    detector_free(d->det);
+    free(d);
+}
+
+struct detector *detect_driver_detector(struct detect_driver *d)
+{
+    return d->det;
+}
+
+void detect_driver_proc_cfg(const struct detect_driver *d, struct det_proc_cfg *out)
+{
+    memset(out, 0, sizeof *out);
+    out->s = d->s;
+    out->reader = DETECTOR_READER_DEFAULT;
+    out->velocity.min_total = DET_VELOCITY_MIN_TOTAL;
+    out->velocity.min_rate = DET_VELOCITY_MIN_RATE;
+    out->now_ms = time_now_ms();
+}
+
+void detect_driver_note_replay(struct detect_driver *d, size_t replayed, size_t failed)
+{
+    d->replayed += replayed;
+    d->replay_failed += failed;
+}
+
+void detect_driver_poke(struct detect_driver *d)
+{
+    wake(d);
+}

@@ -1,0 +1,883 @@
+/*
+ * sse_hub.c - Server-Sent Events subscribers fed from the change stream
+ * (sse_hub.h).
+ *
+ * Why one shared position: 10,000 subscribers must not mean 10,000
+ * stream readers.  The hub reads each record once, formats its frame once
+ * into h->frame and appends the same bytes to every matching connection
+ * (redis pubsub does the same with its client-output-buffer limit: the
+ * connection's capped output queue is the subscriber's only buffer).
+ *
+ * Lists: a subscriber is in at most one list at a time - its brand's live
+ * list, the all-brands live list, or the replay list while it catches up
+ * on a Last-Event-ID.  A subscriber moves from replay to live inside the
+ * one callback in which its cursor reaches the hub's position, and the hub
+ * position only moves inside sse_hub_pump(): so every record up to the
+ * position reached the subscriber through replay, every later one through
+ * the live fan-out, and none through both.
+ *
+ * Gating: a live subscriber also keeps a cursor (the last seq it got) and
+ * skips records at or below it; that only matters when a client resumes
+ * from an id beyond the hub's position (e.g. the hub has not pumped the
+ * newest commit yet).
+ *
+ * Reads happen only from the pump (an ev_idle at top priority, so it runs
+ * before the iteration's I/O callbacks open a store batch) and from
+ * stream_open (called by the server right after its commit), and never
+ * beyond the newest sequence a commit callback reported: a subscriber can
+ * never see an alert that is not durable.
+ */
+#include "api/sse_hub.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "api/metrics.h"
+#include "core/alert.h"
+#include "core/brand.h"
+#include "core/canon.h"
+#include "core/jsonw.h"
+#include "core/keys.h"
+#include "core/timeutil.h"
+#include "http/http.h"
+#include "http/sse.h"
+#include "store/store.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/timescale.h"
+#include "util/unittest.h"
+#include "util/xalloc.h"
+
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/* Largest frame: an alert item is at most STORE_ITEM_MAX bytes; its JSON
+ * can grow by escaping, so leave generous room. */
+#define FRAME_MAX (4 * STORE_ITEM_MAX)
+#define BRAND_BUCKETS_MIN 64
+#define PRODUCT_BUCKETS (2 * SSE_HUB_PRODUCT_CACHE)
+/* Wait before retrying a replay blocked on output or a failed read. */
+#define RETRY_S 0.05
+
+enum sub_state { SUB_RESERVED = 0, SUB_REPLAY, SUB_LIVE, SUB_DROPPED };
+enum replay_result { REPLAY_DONE = 0, REPLAY_MORE, REPLAY_BLOCKED };
+
+struct sse_brand {
+    struct sse_brand *hnext;
+    struct sse_sub *live; /* live subscribers of this brand */
+    size_t nsubs;         /* reserved, replaying or live: the limit counts these */
+    size_t nscans;        /* live subscribers that want scan events */
+    uint32_t hash;
+    char id[];
+};
+
+struct sse_sub {
+    struct sse_hub *hub;
+    struct http_conn *conn; /* NULL until stream_open */
+    struct sse_sub *prev, *next;
+    struct sse_brand *brand; /* NULL: all brands */
+    uint64_t cursor;         /* last seq this subscriber is past */
+    unsigned char state;     /* enum sub_state */
+    bool scans, resume, gap_checked;
+};
+
+/* product -> brand cache entry (LRU). */
+struct pc_ent {
+    struct pc_ent *hnext, *lprev, *lnext;
+    uint32_t hash;
+    char *brand;
+    char pid[];
+};
+
+struct sse_hub {
+    struct store *store;
+    struct ev_loop *loop;
+    struct metrics *metrics;
+    const struct sse_sink_ops *sink;
+    size_t max_per_brand, buffer_max;
+    uint64_t pos;     /* last record fanned out */
+    uint64_t durable; /* newest durable seq reported by a commit */
+    struct sse_brand **btab;
+    size_t nbuckets, nbrands;
+    struct sse_sub *all_live;
+    size_t nall;       /* all-brands subscribers (reserved .. live) */
+    size_t nall_scans; /* live all-brands subscribers with scans */
+    size_t nscans;     /* live subscribers with scans, every class */
+    struct sse_sub *replay;
+    size_t nopen;
+    uint64_t dropped;
+    struct buf frame; /* the frame being fanned out */
+    struct pc_ent **ptab;
+    struct pc_ent *lru_head, *lru_tail;
+    size_t npc;
+    ev_idle idle;
+    ev_timer hb, retry;
+};
+
+/* ---------- the default sink: the HTTP server ---------- */
+
+static const struct sse_sink_ops http_sink = {
+    .send = http_conn_send,
+    .close = http_conn_close,
+    .pending = http_conn_pending,
+    .peer = http_conn_peer,
+};
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+/* metrics_source_fn: the dropped-clients counter (the clients gauge is
+ * metrics.c's own). */
+static int metrics_cb(void *arg, struct store *s, struct buf *out)
+{
+    (void)s;
+    const struct sse_hub *h = arg;
+    return buf_printf(out,
+                      "# HELP genuproof_sse_dropped_total SSE clients dropped for a full output "
+                      "buffer.\n"
+                      "# TYPE genuproof_sse_dropped_total counter\n"
+                      "genuproof_sse_dropped_total %" PRIu64 "\n",
+                      h->dropped);
+}
+
+static void update_gauge(struct sse_hub *h)
+{
+    if (h->metrics)
+        metrics_set_sse_clients(h->metrics, (long)h->nopen);
+}
+
+/* ---------- brands ---------- */
+
+static struct sse_brand *brand_find(const struct sse_hub *h, const char *id)
+{
+    uint32_t hv = hash_str(id);
+    for (struct sse_brand *b = h->btab[hv & (h->nbuckets - 1)]; b; b = b->hnext)
+        if (b->hash == hv && !strcmp(b->id, id))
+            return b;
+    return NULL;
+}
+
+static void brand_rehash(struct sse_hub *h, size_t nbuckets)
+{
+    struct sse_brand **nt = xcalloc(nbuckets, sizeof *nt);
+    for (size_t i = 0; i < h->nbuckets; i++) {
+        struct sse_brand *b = h->btab[i], *next;
+        for (; b; b = next) {
+            next = b->hnext;
+            b->hnext = nt[b->hash & (nbuckets - 1)];
+            nt[b->hash & (nbuckets - 1)] = b;
+        }
+    }
+    free(h->btab);
+    h->btab = nt;
+    h->nbuckets = nbuckets;
+}
+
+static struct sse_brand *brand_get(struct sse_hub *h, const char *id)
+{
+    struct sse_brand *b = brand_find(h, id);
+    if (b)
+        return b;
+    if (h->nbrands >= h->nbuckets)
+        brand_rehash(h, h->nbuckets * 2);
+    size_t n = strlen(id);
+    b = xcalloc(1, sizeof *b + n + 1);
+    memcpy(b->id, id, n + 1);
+    b->hash = hash_str(id);
+    b->hnext = h->btab[b->hash & (h->nbuckets - 1)];
+    h->btab[b->hash & (h->nbuckets - 1)] = b;
+    h->nbrands++;
+    return b;
+}
+
+/* Frees the brand entry once nobody holds a slot in it. */
+static void brand_release(struct sse_hub *h, struct sse_brand *b)
+{
+    if (b->nsubs)
+        return;
+    struct sse_brand **pp = &h->btab[b->hash & (h->nbuckets - 1)];
+    while (*pp && *pp != b)
+        pp = &(*pp)->hnext;
+    if (*pp)
+        *pp = b->hnext;
+    h->nbrands--;
+    free(b);
+}
+
+/* ---------- subscriber lists ---------- */
+
+static struct sse_sub **list_of(struct sse_hub *h, const struct sse_sub *s)
+{
+    if (s->state == SUB_REPLAY)
+        return &h->replay;
+    if (s->state == SUB_LIVE)
+        return s->brand ? &s->brand->live : &h->all_live;
+    return NULL;
+}
+
+static void sub_link(struct sse_hub *h, struct sse_sub *s, enum sub_state st)
+{
+    s->state = (unsigned char)st;
+    struct sse_sub **head = list_of(h, s);
+    s->prev = NULL;
+    s->next = *head;
+    if (*head)
+        (*head)->prev = s;
+    *head = s;
+    if (st == SUB_LIVE && s->scans) {
+        h->nscans++;
+        if (s->brand)
+            s->brand->nscans++;
+        else
+            h->nall_scans++;
+    }
+}
+
+/* Takes s out of its list (if any); its state becomes st. */
+static void sub_unlink(struct sse_hub *h, struct sse_sub *s, enum sub_state st)
+{
+    struct sse_sub **head = list_of(h, s);
+    if (head) {
+        if (s->prev)
+            s->prev->next = s->next;
+        else
+            *head = s->next;
+        if (s->next)
+            s->next->prev = s->prev;
+        if (s->state == SUB_LIVE && s->scans) {
+            h->nscans--;
+            if (s->brand)
+                s->brand->nscans--;
+            else
+                h->nall_scans--;
+        }
+    }
+    s->prev = s->next = NULL;
+    s->state = (unsigned char)st;
+}
+
+/* A send failed: the connection is closing (the server reports
+ * stream_closed later).  ERR_TOOBIG means the client could not keep up. */
+static void sub_drop(struct sse_hub *h, struct sse_sub *s, int rc)
+{
+    if (rc == ERR_TOOBIG) {
+        struct buf x = BUF_INIT(1024);
+        int e = buf_puts(&x, "\"brandId\":");
+        if (!e)
+            e = s->brand ? canon_cstring(&x, s->brand->id) : buf_puts(&x, "null");
+        if (!e)
+            e = buf_puts(&x, ",\"peer\":");
+        if (!e)
+            e = canon_cstring(&x, h->sink->peer ? h->sink->peer(s->conn) : "");
+        if (!e)
+            e = buf_printf(&x, ",\"bufferMax\":%zu", h->buffer_max);
+        log_msg(LOG_WARN, e ? NULL : buf_cstr(&x), "sse client dropped");
+        buf_free(&x);
+        h->dropped++;
+    }
+    sub_unlink(h, s, SUB_DROPPED);
+}
+
+static bool sub_send(struct sse_hub *h, struct sse_sub *s, const void *data, size_t n)
+{
+    int rc = h->sink->send(s->conn, data, n);
+    if (rc)
+        sub_drop(h, s, rc);
+    return rc == 0;
+}
+
+/* ---------- records and frames ---------- */
+
+static bool is_alert(const struct stream_record *r)
+{
+    return (r->kind == STORE_INSERT || r->kind == STORE_MODIFY) && r->image &&
+           key_after(r->pk, KEY_PFX_THREAT) && key_after(r->sk, KEY_PFX_ALERT);
+}
+
+static bool is_scan(const struct stream_record *r)
+{
+    return r->kind == STORE_INSERT && r->image && key_after(r->pk, KEY_PFX_PRODUCT) &&
+           key_after(r->sk, KEY_PFX_SCAN);
+}
+
+/* The alert's brand: from its partition key, else its brandId. */
+static int alert_brand(const struct stream_record *r, char *out, size_t n)
+{
+    char month[8];
+    if (!key_parse_threat_pk(r->pk, out, n, month) && brand_id_ok(out))
+        return 0;
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(r->image, "brandId");
+    if (cJSON_IsString(b) && brand_id_ok(b->valuestring) && strlen(b->valuestring) < n) {
+        memcpy(out, b->valuestring, strlen(b->valuestring) + 1);
+        return 0;
+    }
+    return ERR_INVALID;
+}
+
+/* h->frame = the threat frame of alert record r. */
+UNITTEST_STATIC int format_threat(struct sse_hub *h, const struct stream_record *r);
+int format_threat(struct sse_hub *h, const struct stream_record *r)
+{
+    char id[24];
+    struct jsonw w;
+    snprintf(id, sizeof id, "%" PRIu64, r->seq);
+    buf_reset(&h->frame);
+    int rc = sse_event_begin(&h->frame, "threat", id);
+    if (rc)
+        return rc;
+    jsonw_init(&w, &h->frame);
+    alert_write_json(&w, r->image);
+    rc = jsonw_error(&w);
+    if (!rc)
+        rc = sse_event_end(&h->frame);
+    return rc;
+}
+
+static const char *str_attr(const cJSON *item, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, name);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* h->frame = the scan frame of scan record r (brand may be NULL). */
+static int format_scan(struct sse_hub *h, const struct stream_record *r, const char *brand)
+{
+    struct jsonw w;
+    const char *country = str_attr(r->image, "country");
+    buf_reset(&h->frame);
+    int rc = sse_event_begin(&h->frame, "scan", NULL);
+    if (rc)
+        return rc;
+    jsonw_init(&w, &h->frame);
+    jsonw_obj(&w);
+    jsonw_kstr(&w, "productId", str_attr(r->image, "productId"));
+    jsonw_kstr(&w, "country", country ? country : "Unknown");
+    jsonw_kstr(&w, "result", str_attr(r->image, "result"));
+    jsonw_kstr(&w, "timestamp", str_attr(r->image, "timestamp"));
+    if (brand)
+        jsonw_kstr(&w, "brandId", brand);
+    jsonw_end(&w);
+    rc = jsonw_error(&w);
+    if (!rc)
+        rc = sse_event_end(&h->frame);
+    return rc;
+}
+
+/* ---------- product -> brand cache ---------- */
+
+static void pc_lru_remove(struct sse_hub *h, struct pc_ent *e)
+{
+    if (e->lprev)
+        e->lprev->lnext = e->lnext;
+    else
+        h->lru_head = e->lnext;
+    if (e->lnext)
+        e->lnext->lprev = e->lprev;
+    else
+        h->lru_tail = e->lprev;
+    e->lprev = e->lnext = NULL;
+}
+
+static void pc_lru_front(struct sse_hub *h, struct pc_ent *e)
+{
+    e->lprev = NULL;
+    e->lnext = h->lru_head;
+    if (h->lru_head)
+        h->lru_head->lprev = e;
+    h->lru_head = e;
+    if (!h->lru_tail)
+        h->lru_tail = e;
+}
+
+static void pc_evict(struct sse_hub *h, struct pc_ent *e)
+{
+    struct pc_ent **pp = &h->ptab[e->hash % PRODUCT_BUCKETS];
+    while (*pp && *pp != e)
+        pp = &(*pp)->hnext;
+    if (*pp)
+        *pp = e->hnext;
+    pc_lru_remove(h, e);
+    h->npc--;
+    free(e->brand);
+    free(e);
+}
+
+/* The brand of product pid, or NULL when unknown (not found, store
+ * error).  The result is valid until the next call. */
+UNITTEST_STATIC const char *product_brand(struct sse_hub *h, const char *pid);
+const char *product_brand(struct sse_hub *h, const char *pid)
+{
+    struct key pk;
+    cJSON *item = NULL;
+    const char *bid;
+    uint32_t hv;
+    struct pc_ent *e;
+
+    if (!pid || !key_product_pk(&pk, pid))
+        return NULL;
+    if (!h->ptab)
+        h->ptab = xcalloc(PRODUCT_BUCKETS, sizeof *h->ptab);
+    hv = hash_str(pid);
+    for (e = h->ptab[hv % PRODUCT_BUCKETS]; e; e = e->hnext)
+        if (e->hash == hv && !strcmp(e->pid, pid)) {
+            pc_lru_remove(h, e);
+            pc_lru_front(h, e);
+            return e->brand;
+        }
+    /* Misses are not cached: a product read fails only when it does not
+     * exist yet or the store hiccups, and both can change. */
+    if (store_get(h->store, pk.s, KEY_SK_META, false, &item))
+        return NULL;
+    bid = str_attr(item, "brandId");
+    if (!bid || !brand_id_ok(bid)) {
+        cJSON_Delete(item);
+        return NULL;
+    }
+    if (h->npc >= SSE_HUB_PRODUCT_CACHE)
+        pc_evict(h, h->lru_tail);
+    size_t n = strlen(pid);
+    e = xcalloc(1, sizeof *e + n + 1);
+    memcpy(e->pid, pid, n + 1);
+    e->hash = hv;
+    e->brand = xstrdup(bid);
+    cJSON_Delete(item);
+    e->hnext = h->ptab[hv % PRODUCT_BUCKETS];
+    h->ptab[hv % PRODUCT_BUCKETS] = e;
+    pc_lru_front(h, e);
+    h->npc++;
+    return e->brand;
+}
+
+/* ---------- live fan-out ---------- */
+
+/* Sends h->frame to every subscriber of list head past seq (scan frames
+ * only to those who asked for scans). */
+static void fanout(struct sse_hub *h, struct sse_sub *head, uint64_t seq, bool scan)
+{
+    struct sse_sub *s, *next;
+    for (s = head; s; s = next) {
+        next = s->next; /* s may leave the list (dropped) */
+        if ((scan && !s->scans) || seq <= s->cursor)
+            continue;
+        s->cursor = seq;
+        sub_send(h, s, h->frame.data, h->frame.len);
+    }
+}
+
+static void process_live(struct sse_hub *h, const struct stream_record *r)
+{
+    char bid[BRAND_ID_MAX + 1];
+    struct sse_brand *b;
+    int rc;
+
+    if (is_alert(r)) {
+        if (alert_brand(r, bid, sizeof bid))
+            return;
+        b = brand_find(h, bid);
+        if ((!b || !b->live) && !h->all_live)
+            return; /* nobody listens: no formatting at all */
+        rc = format_threat(h, r);
+        if (rc) {
+            log_msg(LOG_WARN, NULL, "sse: cannot format alert record %" PRIu64 ": %s", r->seq,
+                    err_str(rc));
+            return;
+        }
+        if (b)
+            fanout(h, b->live, r->seq, false);
+        fanout(h, h->all_live, r->seq, false);
+    } else if (h->nscans && is_scan(r)) {
+        const char *brand = product_brand(h, str_attr(r->image, "productId"));
+        b = brand ? brand_find(h, brand) : NULL;
+        if ((!b || !b->nscans) && !h->nall_scans)
+            return;
+        rc = format_scan(h, r, brand);
+        if (rc)
+            return;
+        if (b)
+            fanout(h, b->live, r->seq, true);
+        fanout(h, h->all_live, r->seq, true);
+    }
+}
+
+/* ---------- replay (Last-Event-ID) ---------- */
+
+static bool replay_wants(const struct sse_sub *s, const struct stream_record *r)
+{
+    char bid[BRAND_ID_MAX + 1];
+    if (!is_alert(r))
+        return false;
+    if (!s->brand)
+        return true;
+    return !alert_brand(r, bid, sizeof bid) && !strcmp(bid, s->brand->id);
+}
+
+/*
+ * Moves replaying subscriber s forward by at most *budget records, up to
+ * the hub's position; joins it to the live set when it gets there.
+ */
+static enum replay_result replay_sub(struct sse_hub *h, struct sse_sub *s, size_t *budget)
+{
+    while (s->state == SUB_REPLAY && s->cursor < h->pos && *budget > 0) {
+        struct stream_record *recs = NULL;
+        size_t n = 0, max = *budget < SSE_HUB_CHUNK ? *budget : SSE_HUB_CHUNK;
+        if (h->sink->pending && h->sink->pending(s->conn) > h->buffer_max / 2)
+            return REPLAY_BLOCKED;
+        int rc = store_stream_read(h->store, s->cursor, max, &recs, &n);
+        if (rc) {
+            log_msg(LOG_WARN, NULL, "sse: replay read failed: %s", err_str(rc));
+            return REPLAY_BLOCKED;
+        }
+        if (!s->gap_checked) {
+            /* Sequences are dense: a first record beyond cursor + 1 (or
+             * none at all below the position) means the records the
+             * client missed were trimmed (retention). */
+            s->gap_checked = true;
+            if ((n == 0 || recs[0].seq > s->cursor + 1)) {
+                static const char gap[] = ": gap\n\n";
+                if (!sub_send(h, s, gap, sizeof gap - 1))
+                    break;
+            }
+        }
+        *budget -= n ? n : 1;
+        if (n == 0)
+            s->cursor = h->pos;
+        for (size_t i = 0; i < n && s->state == SUB_REPLAY; i++) {
+            if (recs[i].seq > h->pos) {
+                s->cursor = h->pos;
+                break;
+            }
+            if (replay_wants(s, &recs[i])) {
+                rc = format_threat(h, &recs[i]);
+                if (rc)
+                    log_msg(LOG_WARN, NULL, "sse: cannot format alert record %" PRIu64 ": %s",
+                            recs[i].seq, err_str(rc));
+                else if (!sub_send(h, s, h->frame.data, h->frame.len))
+                    break;
+            }
+            s->cursor = recs[i].seq;
+        }
+        store_stream_free(recs, n);
+    }
+    if (s->state != SUB_REPLAY)
+        return REPLAY_DONE; /* dropped */
+    if (s->cursor >= h->pos) {
+        sub_unlink(h, s, SUB_RESERVED);
+        sub_link(h, s, SUB_LIVE);
+        return REPLAY_DONE;
+    }
+    return REPLAY_MORE;
+}
+
+/* ---------- loop integration ---------- */
+
+static void arm_idle(struct sse_hub *h)
+{
+    if (h->loop && !ev_is_active(&h->idle))
+        ev_idle_start(h->loop, &h->idle);
+}
+
+static void arm_retry(struct sse_hub *h)
+{
+    if (h->loop && !ev_is_active(&h->retry)) {
+        ev_timer_set(&h->retry, scaled(RETRY_S), 0.);
+        ev_timer_start(h->loop, &h->retry);
+    }
+}
+
+static void idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+    (void)revents;
+    struct sse_hub *h = container_of(w, struct sse_hub, idle);
+    int rc = sse_hub_pump(h);
+    if (rc != 1)
+        ev_idle_stop(loop, w);
+    if (rc < 0)
+        arm_retry(h);
+}
+
+static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    arm_idle(container_of(w, struct sse_hub, retry));
+}
+
+static void hb_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    sse_hub_heartbeat(container_of(w, struct sse_hub, hb), time_now_ms());
+}
+
+/* ---------- public API ---------- */
+
+struct sse_hub *sse_hub_new(const struct sse_hub_config *cfg, char *err, size_t errlen)
+{
+    struct sse_hub *h;
+    uint64_t head = 0;
+    int rc;
+    if (!cfg || !cfg->store) {
+        snprintf(err, errlen, "sse hub: no store");
+        return NULL;
+    }
+    rc = store_stream_head(cfg->store, &head);
+    if (rc) {
+        snprintf(err, errlen, "sse hub: cannot read the stream head: %s", err_str(rc));
+        return NULL;
+    }
+    h = xcalloc(1, sizeof *h);
+    h->store = cfg->store;
+    h->loop = cfg->loop;
+    h->metrics = cfg->metrics;
+    h->sink = cfg->sink ? cfg->sink : &http_sink;
+    h->max_per_brand = cfg->max_per_brand ? cfg->max_per_brand : SSE_HUB_MAX_PER_BRAND;
+    h->buffer_max = cfg->buffer_max ? cfg->buffer_max : 256 * 1024;
+    h->pos = h->durable = head;
+    h->nbuckets = BRAND_BUCKETS_MIN;
+    h->btab = xcalloc(h->nbuckets, sizeof *h->btab);
+    buf_init(&h->frame, FRAME_MAX);
+    if (h->loop) {
+        double hb = scaled(cfg->heartbeat_s > 0 ? cfg->heartbeat_s : SSE_HUB_HEARTBEAT_S);
+        ev_idle_init(&h->idle, idle_cb);
+        ev_set_priority(&h->idle, EV_MAXPRI); /* before the iteration's I/O */
+        ev_init(&h->retry, retry_cb);
+        ev_timer_init(&h->hb, hb_cb, hb, hb);
+        ev_timer_start(h->loop, &h->hb);
+        ev_unref(h->loop); /* the heartbeat alone does not keep the loop running */
+    }
+    if (h->metrics)
+        metrics_add_source(h->metrics, metrics_cb, h);
+    update_gauge(h);
+    return h;
+}
+
+static void free_list(struct sse_sub *s)
+{
+    while (s) {
+        struct sse_sub *next = s->next;
+        free(s);
+        s = next;
+    }
+}
+
+void sse_hub_free(struct sse_hub *h)
+{
+    if (!h)
+        return;
+    if (h->metrics) {
+        metrics_set_sse_clients(h->metrics, 0);
+        metrics_remove_source(h->metrics, metrics_cb, h);
+    }
+    if (h->loop) {
+        ev_ref(h->loop);
+        ev_timer_stop(h->loop, &h->hb);
+        ev_timer_stop(h->loop, &h->retry);
+        ev_idle_stop(h->loop, &h->idle);
+    }
+    free_list(h->all_live);
+    free_list(h->replay);
+    for (size_t i = 0; i < h->nbuckets; i++) {
+        struct sse_brand *b = h->btab[i], *next;
+        for (; b; b = next) {
+            next = b->hnext;
+            free_list(b->live);
+            free(b);
+        }
+    }
+    free(h->btab);
+    while (h->lru_head)
+        pc_evict(h, h->lru_head);
+    free(h->ptab);
+    buf_free(&h->frame);
+    free(h);
+}
+
+void sse_hub_commit_cb(void *arg, uint64_t last_seq)
+{
+    struct sse_hub *h = arg;
+    if (last_seq > h->durable)
+        h->durable = last_seq;
+    if (h->durable > h->pos)
+        arm_idle(h);
+}
+
+int sse_hub_reserve(struct sse_hub *h, const struct sse_sub_params *p, struct sse_sub **out)
+{
+    struct sse_brand *b = NULL;
+    *out = NULL;
+    if (!p->all) {
+        if (!brand_id_ok(p->brand_id))
+            return ERR_INVALID;
+        b = brand_get(h, p->brand_id);
+        if (b->nsubs >= h->max_per_brand) {
+            brand_release(h, b);
+            return ERR_TOOBIG;
+        }
+        b->nsubs++;
+    } else {
+        if (h->nall >= h->max_per_brand)
+            return ERR_TOOBIG;
+        h->nall++;
+    }
+    struct sse_sub *s = xcalloc(1, sizeof *s);
+    s->hub = h;
+    s->brand = b;
+    s->scans = p->scans;
+    s->resume = p->resume;
+    s->cursor = p->resume ? p->last_id : 0;
+    s->state = SUB_RESERVED;
+    *out = s;
+    return 0;
+}
+
+void sse_hub_stream_open(void *arg, struct http_conn *c)
+{
+    struct sse_sub *s = arg;
+    struct sse_hub *h = s->hub;
+    size_t budget = SSE_HUB_PUMP_BUDGET;
+    if (s->state != SUB_RESERVED || s->conn)
+        return;
+    s->conn = c;
+    h->nopen++;
+    update_gauge(h);
+    if (!s->resume || s->cursor >= h->pos) {
+        if (!s->resume)
+            s->cursor = h->pos; /* no backlog */
+        sub_link(h, s, SUB_LIVE);
+        return;
+    }
+    sub_link(h, s, SUB_REPLAY);
+    switch (replay_sub(h, s, &budget)) {
+    case REPLAY_MORE:
+        arm_idle(h);
+        break;
+    case REPLAY_BLOCKED:
+        arm_retry(h);
+        break;
+    case REPLAY_DONE:
+        break;
+    }
+}
+
+void sse_hub_stream_closed(void *arg, struct http_conn *c)
+{
+    (void)c;
+    struct sse_sub *s = arg;
+    struct sse_hub *h = s->hub;
+    sub_unlink(h, s, SUB_DROPPED);
+    if (s->conn) {
+        h->nopen--;
+        update_gauge(h);
+    }
+    if (s->brand) {
+        s->brand->nsubs--;
+        brand_release(h, s->brand);
+    } else {
+        h->nall--;
+    }
+    free(s);
+}
+
+int sse_hub_pump(struct sse_hub *h)
+{
+    size_t budget = SSE_HUB_PUMP_BUDGET;
+    bool more = false, blocked = false;
+
+    while (h->pos < h->durable && budget > 0) {
+        struct stream_record *recs = NULL;
+        size_t n = 0, max = budget < SSE_HUB_CHUNK ? budget : SSE_HUB_CHUNK;
+        int rc = store_stream_read(h->store, h->pos, max, &recs, &n);
+        if (rc) {
+            log_msg(LOG_WARN, NULL, "sse: stream read failed: %s", err_str(rc));
+            return rc;
+        }
+        if (n == 0 || recs[0].seq > h->durable) {
+            /* nothing (left) at or below the durable sequence: trimmed */
+            store_stream_free(recs, n);
+            h->pos = h->durable;
+            break;
+        }
+        for (size_t i = 0; i < n && recs[i].seq <= h->durable; i++) {
+            process_live(h, &recs[i]);
+            h->pos = recs[i].seq;
+        }
+        store_stream_free(recs, n);
+        budget -= n;
+    }
+    struct sse_sub *s, *next;
+    for (s = h->replay; s; s = next) {
+        next = s->next;
+        if (budget == 0) {
+            more = true;
+            break;
+        }
+        enum replay_result r = replay_sub(h, s, &budget);
+        if (r == REPLAY_MORE)
+            more = true;
+        else if (r == REPLAY_BLOCKED)
+            blocked = true;
+    }
+    if (blocked)
+        arm_retry(h);
+    return more || h->pos < h->durable ? 1 : 0;
+}
+
+/* Sends h->frame to every subscriber of a list (any state). */
+static void send_all(struct sse_hub *h, struct sse_sub *head)
+{
+    struct sse_sub *s, *next;
+    for (s = head; s; s = next) {
+        next = s->next;
+        sub_send(h, s, h->frame.data, h->frame.len);
+    }
+}
+
+void sse_hub_heartbeat(struct sse_hub *h, int64_t now_ms)
+{
+    char iso[ISO_LEN + 1];
+    time_iso(now_ms, iso);
+    buf_reset(&h->frame);
+    if (sse_event_begin(&h->frame, "heartbeat", NULL) ||
+        buf_printf(&h->frame, "{\"ts\":\"%s\"}", iso) || sse_event_end(&h->frame))
+        return;
+    send_all(h, h->all_live);
+    send_all(h, h->replay);
+    for (size_t i = 0; i < h->nbuckets; i++)
+        for (struct sse_brand *b = h->btab[i]; b; b = b->hnext)
+            send_all(h, b->live);
+}
+
+long sse_hub_retry_ms(void)
+{
+    double f = time_scale();
+    if (f >= 1.0)
+        return SSE_RETRY_MS;
+    long ms = lround(SSE_RETRY_MS * f);
+    return ms < 1 ? 1 : ms;
+}
+
+size_t sse_hub_clients(const struct sse_hub *h)
+{
+    return h->nopen;
+}
+
+uint64_t sse_hub_dropped(const struct sse_hub *h)
+{
+    return h->dropped;
+}
+
+uint64_t sse_hub_position(const struct sse_hub *h)
+{
+    return h->pos;
+}

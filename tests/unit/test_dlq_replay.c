@@ -1,0 +1,185 @@
+/*
+ * test_dlq_replay.c - replaying dead letters (detect/dlq_replay.h): a
+ * record parked because its product was missing is refused while the
+ * cause remains (nothing written, the dead letter stays), and once the
+ * product exists it is processed exactly like the consumer would have
+ * (alert, threatCount, ops log), its dead letter is deleted and the
+ * checkpoint does not move; records ahead of the checkpoint and dead
+ * letters without an image are refused.
+ */
+#include "test_detect_fixture.h"
+
+#include "detect/checks.h"
+#include "detect/dlq.h"
+#include "detect/dlq_replay.h"
+
+#define BRAND "5019622c-9860-4b83-a5c6-adb82ebd0412"
+#define PID   "e084595c97320cfcc85309943f345760"
+#define DAY   "2026-06-21"
+
+static struct det_proc_cfg proc_cfg(struct fx *f)
+{
+    struct det_proc_cfg c = {
+        .s = f->s,
+        .reader = "ignored",
+        .velocity = {.min_total = DET_VELOCITY_MIN_TOTAL, .min_rate = DET_VELOCITY_MIN_RATE},
+        .now_ms = FX_NOW_MS,
+    };
+    return c;
+}
+
+static cJSON *dead_letters(struct fx *f)
+{
+    cJSON *dl = NULL;
+    assert_int_equal(dlq_list(f->s, DAY, 100, &dl), 0);
+    return dl;
+}
+
+/* Parks one tampered scan of PID (whose META does not exist yet). */
+static cJSON *park_one(struct fx *f)
+{
+    struct detector *d = fx_detector(f, 10);
+    struct detector_stats st;
+    cJSON *dl;
+
+    fx_scan_full(f, PID, "2026-06-20T10:00:00.000Z", "US", "198.51.100.7", "UA", "suspicious");
+    fx_run(d);
+    detector_get_stats(d, &st);
+    assert_int_equal(st.dlq_parked, 1);
+    detector_free(d);
+    dl = dead_letters(f);
+    assert_int_equal(cJSON_GetArraySize(dl), 1);
+    return dl;
+}
+
+static void replay_in_batch(struct fx *f, const cJSON *item, struct dlq_replay_result *res,
+                            int want_rc)
+{
+    struct det_proc_cfg c = proc_cfg(f);
+    assert_int_equal(store_batch_begin(f->s), 0);
+    assert_int_equal(dlq_replay_item(&c, item, res), want_rc);
+    assert_int_equal(store_batch_commit(f->s), 0);
+}
+
+static void test_refused_then_replayed(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct dlq_replay_result res;
+    uint64_t cp_before = 0, cp_after = 0;
+    cJSON *dl, *alerts, *ops;
+
+    fx_open(&f);
+    dl = park_one(&f);
+    assert_int_equal(store_checkpoint_get(f.s, DETECTOR_READER_DEFAULT, &cp_before), 0);
+
+    /* still no product: refused, nothing written */
+    replay_in_batch(&f, cJSON_GetArrayItem(dl, 0), &res, 0);
+    assert_false(res.replayed);
+    assert_non_null(strstr(res.error, "still cannot be processed"));
+    assert_true(res.seq > 0);
+    alerts = fx_alerts(&f, BRAND);
+    assert_int_equal(cJSON_GetArraySize(alerts), 0);
+    cJSON_Delete(alerts);
+    {
+        cJSON *again = dead_letters(&f);
+        assert_int_equal(cJSON_GetArraySize(again), 1);
+        cJSON_Delete(again);
+    }
+
+    /* fixed: the replay raises the alert and removes the dead letter */
+    fx_product(&f, PID, BRAND, "2026-06-01T00:00:00.000Z");
+    replay_in_batch(&f, cJSON_GetArrayItem(dl, 0), &res, 0);
+    assert_true(res.replayed);
+    assert_int_equal(res.counts.scans, 1);
+    assert_int_equal(res.counts.alerts_created, 1);
+    assert_int_equal(res.counts.opslog, 1);
+    alerts = fx_alerts(&f, BRAND);
+    assert_int_equal(cJSON_GetArraySize(alerts), 1);
+    assert_string_equal(fx_str(cJSON_GetArrayItem(alerts, 0), "type"), "hash_tampering");
+    assert_string_equal(fx_str(cJSON_GetArrayItem(alerts, 0), "severity"), "critical");
+    assert_string_equal(fx_str(cJSON_GetArrayItem(alerts, 0), "productId"), PID);
+    cJSON_Delete(alerts);
+    assert_true(fx_threat_count(&f, BRAND) == 1);
+    ops = fx_opslog(&f, "2026-06-20");
+    assert_int_equal(cJSON_GetArraySize(ops), 1);
+    cJSON_Delete(ops);
+    {
+        cJSON *none = dead_letters(&f);
+        assert_int_equal(cJSON_GetArraySize(none), 0);
+        cJSON_Delete(none);
+    }
+    assert_int_equal(store_checkpoint_get(f.s, DETECTOR_READER_DEFAULT, &cp_after), 0);
+    assert_true(cp_after == cp_before);
+
+    /* the same dead letter again: processing would count the scan twice,
+     * but it is gone, and the detector itself never sees it again */
+    {
+        struct detector *d = fx_detector(&f, 10);
+        struct detector_stats st;
+        fx_run(d);
+        detector_get_stats(d, &st);
+        assert_int_equal(st.alerts_created, 0);
+        detector_free(d);
+    }
+    assert_true(fx_threat_count(&f, BRAND) == 1);
+    cJSON_Delete(dl);
+    fx_close(&f);
+}
+
+static void test_ahead_of_checkpoint_refused(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct dlq_replay_result res;
+    struct stream_record r = {0};
+    cJSON *img, *item, *alerts;
+
+    fx_open(&f);
+    fx_product(&f, PID, BRAND, "2026-06-01T00:00:00.000Z");
+    img = cJSON_CreateObject();
+    cJSON_AddStringToObject(img, "PK", "PRODUCT#" PID);
+    cJSON_AddStringToObject(img, "SK", "SCAN#2026-06-20T10:00:00.000Z#00000001");
+    cJSON_AddStringToObject(img, "timestamp", "2026-06-20T10:00:00.000Z");
+    cJSON_AddStringToObject(img, "result", "suspicious");
+    r.seq = 1000; /* the checkpoint is 0 */
+    r.ts_ms = FX_NOW_MS;
+    r.kind = STORE_INSERT;
+    r.pk = "PRODUCT#" PID;
+    r.sk = "SCAN#2026-06-20T10:00:00.000Z#00000001";
+    r.image = img;
+    item = dlq_item_new(&r, DETECTOR_READER_DEFAULT, "test", 1, FX_NOW_MS);
+    assert_non_null(item);
+    replay_in_batch(&f, item, &res, 0);
+    assert_false(res.replayed);
+    assert_int_equal(res.seq, 1000);
+    assert_non_null(strstr(res.error, "ahead of the reader's checkpoint"));
+    alerts = fx_alerts(&f, BRAND);
+    assert_int_equal(cJSON_GetArraySize(alerts), 0);
+    cJSON_Delete(alerts);
+
+    /* no image kept: refused */
+    cJSON_ReplaceItemInObjectCaseSensitive(item, "image", cJSON_CreateNull());
+    replay_in_batch(&f, item, &res, 0);
+    assert_false(res.replayed);
+    assert_non_null(strstr(res.error, "image was not kept"));
+
+    /* malformed dead letter */
+    cJSON_DeleteItemFromObjectCaseSensitive(item, "seq");
+    replay_in_batch(&f, item, &res, 0);
+    assert_false(res.replayed);
+    assert_non_null(strstr(res.error, "malformed"));
+
+    cJSON_Delete(item);
+    cJSON_Delete(img);
+    fx_close(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refused_then_replayed),
+        cmocka_unit_test(test_ahead_of_checkpoint_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
