@@ -50,12 +50,20 @@ struct opts {
 
 struct round {
     double raw, put, get, getc, query, txn;
+    double get_cpu, query_cpu; /* the same rates over process CPU time */
 };
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -178,10 +186,11 @@ static double bench_put(struct store *s, cJSON **items, int n, int batch)
     return n / (now_s() - t0);
 }
 
-static double bench_get(struct store *s, cJSON **items, int n, int count, bool consistent)
+static double bench_get(struct store *s, cJSON **items, int n, int count, bool consistent,
+                        double *cpu_rate)
 {
     unsigned r = 12345;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     for (int i = 0; i < count; i++) {
         cJSON *out = NULL;
         r = r * 1103515245u + 12345u;
@@ -191,14 +200,16 @@ static double bench_get(struct store *s, cJSON **items, int n, int count, bool c
             die("get", NULL);
         cJSON_Delete(out);
     }
+    if (cpu_rate)
+        *cpu_rate = count / (cpu_s() - c0);
     return count / (now_s() - t0);
 }
 
-static double bench_query(struct store *s, cJSON **items, int n, int count)
+static double bench_query(struct store *s, cJSON **items, int n, int count, double *cpu_rate)
 {
     unsigned r = 777;
     int parts = n / ITEMS_PER_PARTITION;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     for (int i = 0; i < count; i++) {
         struct store_result res;
         r = r * 1103515245u + 12345u;
@@ -212,6 +223,7 @@ static double bench_query(struct store *s, cJSON **items, int n, int count)
             die("query", NULL);
         store_result_free(&res);
     }
+    *cpu_rate = count / (cpu_s() - c0);
     return count / (now_s() - t0);
 }
 
@@ -269,30 +281,32 @@ static void run_mode(const struct opts *o, bool full, cJSON **items, char **bodi
     snprintf(rawpath, sizeof(rawpath), "%s/bench_raw_%d.db", o->dir, (int)getpid());
     printf("\n### durability %s (items %d, group commit %d)\n\n", full ? "full" : "normal",
            o->items, o->batch);
-    printf("| run | raw insert/s | store put/s | put/raw | get/s | consistent get/s | 20-item "
-           "query/s | txn/s (4 writes) |\n|---|---|---|---|---|---|---|---|\n");
+    printf("| run | raw insert/s | store put/s | put/raw | get/s | get/s (cpu) | consistent "
+           "get/s | 20-item query/s | query/s (cpu) | txn/s (4 writes) |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < o->runs; k++) {
         struct store *s;
         r[k].raw = bench_raw(rawpath, full, items, bodies, o->items, o->batch);
         rm_db(path);
         s = open_store(path, full);
         r[k].put = bench_put(s, items, o->items, o->batch);
-        r[k].get = bench_get(s, items, o->items, o->gets, false);
-        r[k].getc = bench_get(s, items, o->items, o->gets, true);
-        r[k].query = bench_query(s, items, o->items, o->queries);
+        r[k].get = bench_get(s, items, o->items, o->gets, false, &r[k].get_cpu);
+        r[k].getc = bench_get(s, items, o->items, o->gets, true, NULL);
+        r[k].query = bench_query(s, items, o->items, o->queries, &r[k].query_cpu);
         r[k].txn = bench_txn(s, o->txns, o->items);
         store_close(s);
         rm_db(path);
         ratio[k] = r[k].put / r[k].raw;
-        printf("| %d | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f |\n", k + 1, r[k].raw,
-               r[k].put, ratio[k], r[k].get, r[k].getc, r[k].query, r[k].txn);
+        printf("| %d | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", k + 1,
+               r[k].raw, r[k].put, ratio[k], r[k].get, r[k].get_cpu, r[k].getc, r[k].query,
+               r[k].query_cpu, r[k].txn);
         fflush(stdout);
     }
     printf("| **median** ");
-    for (int f = 0; f < 7; f++) {
+    for (int f = 0; f < 9; f++) {
         for (int k = 0; k < o->runs; k++) {
-            const double v[] = {r[k].raw,  r[k].put,   ratio[k], r[k].get,
-                                r[k].getc, r[k].query, r[k].txn};
+            const double v[] = {r[k].raw,  r[k].put,   ratio[k],       r[k].get, r[k].get_cpu,
+                                r[k].getc, r[k].query, r[k].query_cpu, r[k].txn};
             col[k] = v[f];
         }
         if (f == 2)

@@ -162,6 +162,12 @@ static int put_scan(struct api_req *r, const cJSON *product, bool authentic)
         cJSON_AddStringToObject(o, "userAgent", prod_user_agent_stored(r));
         cJSON_AddStringToObject(o, "result", authentic ? "authentic" : "suspicious");
         cJSON_AddStringToObject(o, "scanId", scan_id);
+        /* The device fingerprint over the full User-Agent (the stored
+         * userAgent is cut), so the detector's claim check compares what
+         * the claim compared. */
+        char fp[CRYPTO_HEX_LEN + 1];
+        crypto_fingerprint(r->client_ip[0] ? r->client_ip : "unknown", prod_user_agent(r), fp);
+        cJSON_AddStringToObject(o, "fingerprint", fp);
         if (product_str(product, "brandId"))
             cJSON_AddStringToObject(o, "brandId", product_str(product, "brandId"));
         struct store_cond cond = {.kind = STORE_COND_NOT_EXISTS};

@@ -2,21 +2,23 @@
  * detect_driver.c - the stream detector on the server's event loop (see
  * detect_driver.h).
  *
- * Three watchers:
- *   idle  (priority EV_MAXPRI) runs batches.  libev queues idle watchers
- *         only when no watcher of the same or a higher priority is
- *         pending, so at the highest priority it is invoked once per loop
- *         iteration, first among the callbacks, i.e. after the server's
- *         prepare watcher committed the previous iteration's batch and
- *         before this iteration's reads open a new one.  While it is
- *         active the loop does not block, so it stays active only while
- *         work remains.
- *   retry a one-shot timer for the detector's backoff or batch window.
- *   poke  a periodic timer (1 s, scaled) that wakes the detector even
- *         when no commit of this process did: records written by another
- *         process, a missed wake-up, a window that elapsed.
- * The commit listener only starts the idle watcher: it runs inside the
- * store's commit path (also the detector's own) and must not do more.
+ * The work is done by an ev_prepare watcher of the lowest priority: libev
+ * runs the prepare watchers once per loop iteration just before it
+ * waits for events, highest priority first, so this one runs right
+ * after the HTTP server's (priority 0), which has committed the
+ * iteration's group-commit batch and sent its responses.  The detector
+ * therefore never meets an open batch of the server, and an alert
+ * raised by a scan commits in the same iteration the scan's response
+ * leaves.  (An idle watcher would not do: libev invokes idle watchers
+ * only when nothing of a higher or equal priority is pending, which a
+ * busy server, or another component's zero-delay timer, never allows.)
+ *
+ * A wake-up only sets `pending`: the commit listener (every commit,
+ * also the detector's own), a one-shot timer for the detector's backoff
+ * or batch window, and a periodic poke (1 s, scaled) that also picks up
+ * records written by another process.  When the time budget of one
+ * iteration runs out with work left, an idle watcher that does nothing
+ * is started so that the loop polls without blocking and comes back.
  */
 #include "api/detect_driver.h"
 
@@ -43,18 +45,28 @@ struct detect_driver {
     struct store *s;
     struct detector *det;
     double budget_us;
-    ev_idle idle;
+    bool pending; /* a wake-up not yet served */
+    ev_prepare prep;
+    ev_idle spin;
     ev_timer retry, poke;
-    uint64_t wakeups;       /* idle callbacks that ran batches */
     uint64_t replayed;      /* DLQ records replayed through the API */
     uint64_t replay_failed; /* DLQ replays refused */
     int last_rc;            /* last error reported, to log a change once */
 };
 
+/* Keeps the loop from blocking while work is pending (the idle watcher
+ * does nothing itself: the prepare watcher does the work). */
+static void spin(struct detect_driver *d, bool on)
+{
+    if (on && !ev_is_active(&d->spin))
+        ev_idle_start(d->loop, &d->spin);
+    else if (!on && ev_is_active(&d->spin))
+        ev_idle_stop(d->loop, &d->spin);
+}
+
 static void wake(struct detect_driver *d)
 {
-    if (!ev_is_active(&d->idle))
-        ev_idle_start(d->loop, &d->idle);
+    d->pending = true;
 }
 
 static void on_commit(void *arg, uint64_t last_seq)
@@ -74,34 +86,50 @@ static void arm_retry(struct detect_driver *d)
     ev_timer_start(d->loop, &d->retry);
 }
 
-static void idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
+    (void)loop;
     (void)revents;
     struct detect_driver *d = w->data;
     int64_t t0 = time_mono_us();
     size_t n = 0;
     int rc = 0;
 
-    /* Never inside another batch: try again next iteration. */
-    if (store_batch_active(d->s))
+    if (!d->pending)
         return;
-    d->wakeups++;
+    /* Never inside another batch: come back next iteration. */
+    if (store_batch_active(d->s)) {
+        spin(d, true);
+        return;
+    }
     for (;;) {
         rc = detector_run_once(d->det, &n);
         if (rc || n == 0)
             break;
-        if ((double)(time_mono_us() - t0) >= d->budget_us)
-            return; /* more may remain: stay armed, let HTTP run */
+        if ((double)(time_mono_us() - t0) >= d->budget_us) {
+            spin(d, true); /* more may remain: let HTTP run, then continue */
+            return;
+        }
     }
-    if (rc == ERR_CONFLICT && store_batch_active(d->s))
+    if (rc == ERR_CONFLICT && store_batch_active(d->s)) {
+        spin(d, true);
         return;
+    }
     if (rc && rc != d->last_rc)
         log_warn("detector: %s (backing off)", err_str(rc));
     else if (!rc && d->last_rc)
         log_info("detector: running again");
     d->last_rc = rc;
-    ev_idle_stop(loop, w);
+    d->pending = false;
+    spin(d, false);
     arm_retry(d);
+}
+
+static void spin_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+    (void)loop;
+    (void)w;
+    (void)revents;
 }
 
 static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -210,15 +238,23 @@ struct detect_driver *detect_driver_new(struct app *a, const struct detect_drive
     d->budget_us = (cfg->budget_ms > 0 ? cfg->budget_ms : DETECT_DRIVER_BUDGET_MS) * 1000.0;
     poke = scaled(cfg->poke_s > 0 ? cfg->poke_s : DETECT_DRIVER_POKE_S);
 
-    ev_idle_init(&d->idle, idle_cb);
-    ev_set_priority(&d->idle, EV_MAXPRI);
-    d->idle.data = d;
+    /* After the server's prepare watcher (priority 0), which commits the
+     * iteration's batch and sends its responses. */
+    ev_prepare_init(&d->prep, prep_cb);
+    ev_set_priority(&d->prep, EV_MINPRI);
+    d->prep.data = d;
+    ev_prepare_start(d->loop, &d->prep);
+    ev_idle_init(&d->spin, spin_cb);
+    ev_set_priority(&d->spin, EV_MINPRI);
+    d->spin.data = d;
     ev_timer_init(&d->retry, retry_cb, 0., 0.);
     d->retry.data = d;
     ev_timer_init(&d->poke, poke_cb, poke, poke);
     d->poke.data = d;
     ev_timer_start(d->loop, &d->poke);
-    /* The detector's timers alone must not keep the loop running. */
+    /* The prepare watcher and the poke alone must not keep the loop
+     * running. */
+    ev_unref(d->loop);
     ev_unref(d->loop);
 
     app_add_commit_listener(a, on_commit, d);
@@ -233,9 +269,11 @@ void detect_driver_free(struct detect_driver *d)
     if (!d)
         return;
     ev_ref(d->loop);
+    ev_ref(d->loop);
+    ev_prepare_stop(d->loop, &d->prep);
     ev_timer_stop(d->loop, &d->poke);
     ev_timer_stop(d->loop, &d->retry);
-    ev_idle_stop(d->loop, &d->idle);
+    ev_idle_stop(d->loop, &d->spin);
     app_remove_commit_listener(d->app, on_commit, d);
     metrics_remove_source(app_metrics(d->app), render_metrics, d);
     if (app_detector(d->app) == d)

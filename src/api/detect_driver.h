@@ -4,12 +4,12 @@
  *
  * The detector is woken by every store commit (an app commit listener),
  * by its own backoff timer and by a periodic poke (which also picks up
- * records written by another process).  It then runs batches from a
- * high-priority ev_idle watcher, which libev invokes at the start of an
- * iteration's callbacks, before the connections' reads open the server's
- * group-commit batch: the detector never runs while that batch is open.
- * One wake-up runs batches until the detector is idle or a time budget
- * is spent (so HTTP stays responsive), and stays armed while work
+ * records written by another process).  It runs from a lowest-priority
+ * ev_prepare watcher, i.e. once per loop iteration right after the HTTP
+ * server's prepare watcher has committed the iteration's group-commit
+ * batch: it never runs while that batch is open.  One wake-up runs
+ * batches until the detector is idle or a time budget is spent (so HTTP
+ * stays responsive) and comes back in the next iteration while work
  * remains.  At start it catches up from its durable checkpoint.
  *
  * Single-threaded like the loop; one driver per app.

@@ -99,6 +99,7 @@ struct sse_hub {
     struct metrics *metrics;
     const struct sse_sink_ops *sink;
     size_t max_per_brand, buffer_max;
+    int sndbuf;
     uint64_t pos;     /* last record fanned out */
     uint64_t durable; /* newest durable seq reported by a commit */
     struct sse_brand **btab;
@@ -125,6 +126,7 @@ static const struct sse_sink_ops http_sink = {
     .close = http_conn_close,
     .pending = http_conn_pending,
     .peer = http_conn_peer,
+    .set_sndbuf = http_conn_set_sndbuf,
 };
 
 static uint32_t hash_str(const char *s)
@@ -643,6 +645,7 @@ struct sse_hub *sse_hub_new(const struct sse_hub_config *cfg, char *err, size_t 
     h->sink = cfg->sink ? cfg->sink : &http_sink;
     h->max_per_brand = cfg->max_per_brand ? cfg->max_per_brand : SSE_HUB_MAX_PER_BRAND;
     h->buffer_max = cfg->buffer_max ? cfg->buffer_max : 256 * 1024;
+    h->sndbuf = cfg->sndbuf ? cfg->sndbuf : SSE_HUB_SNDBUF;
     h->pos = h->durable = head;
     h->nbuckets = BRAND_BUCKETS_MIN;
     h->btab = xcalloc(h->nbuckets, sizeof *h->btab);
@@ -751,6 +754,8 @@ void sse_hub_stream_open(void *arg, struct http_conn *c)
     s->conn = c;
     h->nopen++;
     update_gauge(h);
+    if (h->sndbuf > 0 && h->sink->set_sndbuf)
+        h->sink->set_sndbuf(c, h->sndbuf); /* best effort */
     if (!s->resume || s->cursor >= h->pos) {
         if (!s->resume)
             s->cursor = h->pos; /* no backlog */

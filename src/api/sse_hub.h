@@ -51,18 +51,20 @@ struct sse_sub;
 #define SSE_HUB_CHUNK         256  /* stream records read per store call */
 #define SSE_HUB_PUMP_BUDGET   4096 /* records per pump call before yielding to the loop */
 #define SSE_HUB_PRODUCT_CACHE 4096 /* product -> brand entries kept */
+#define SSE_HUB_SNDBUF        32768 /* kernel send buffer of a stream socket (see below) */
 
 /* Where frames go.  The default (cfg.sink NULL) is the HTTP server:
  * http_conn_send / http_conn_close / http_conn_pending / http_conn_peer.
  * Unit tests plug in their own.  send returns 0, or ERR_TOOBIG when the
  * connection's output cap would be exceeded (the sink closes the
  * connection and reports sse_hub_stream_closed() later), or another error
- * when the connection is already closing. */
+ * when the connection is already closing.  set_sndbuf may be NULL. */
 struct sse_sink_ops {
     int (*send)(struct http_conn *c, const void *data, size_t n);
     void (*close)(struct http_conn *c);
     size_t (*pending)(const struct http_conn *c);
     const char *(*peer)(const struct http_conn *c);
+    int (*set_sndbuf)(struct http_conn *c, int bytes);
 };
 
 struct sse_hub_config {
@@ -74,6 +76,11 @@ struct sse_hub_config {
     size_t buffer_max;         /* the connections' output cap (http stream_buffer_max);
                                 * replay pauses above half of it; 0 -> 256 KiB */
     double heartbeat_s;        /* 0 -> SSE_HUB_HEARTBEAT_S (then scaled) */
+    /* SO_SNDBUF of each stream socket: 0 -> SSE_HUB_SNDBUF, < 0 -> kernel
+     * autotuning.  Left to autotuning, a client that stops reading parks up
+     * to the kernel's wmem maximum (4 MiB by default) before buffer_max
+     * sees anything; alert streams need little bandwidth. */
+    int sndbuf;
     const struct sse_sink_ops *sink; /* NULL -> the HTTP server */
 };
 

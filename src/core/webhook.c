@@ -187,7 +187,7 @@ static int url_err(char *err, size_t errlen, const char *msg)
 int webhook_url_parse(const char *url, struct webhook_url *out, char *err, size_t errlen)
 {
     CURLU *u = NULL;
-    char *scheme = NULL, *user = NULL, *pass = NULL, *opts = NULL, *host = NULL;
+    char *scheme = NULL, *user = NULL, *pass = NULL, *opts = NULL, *host = NULL, *zone = NULL;
     size_t n;
     int rc = 0;
 
@@ -228,7 +228,9 @@ int webhook_url_parse(const char *url, struct webhook_url *out, char *err, size_
         rc = url_err(err, errlen, "Webhook URL must not contain credentials");
         goto out;
     }
-    if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host[0]) {
+    /* A zone id ("%25eth0") never names a public address. */
+    if (curl_url_get(u, CURLUPART_ZONEID, &zone, 0) == CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host[0]) {
         rc = url_err(err, errlen, "Invalid webhook URL");
         goto out;
     }
@@ -239,7 +241,6 @@ int webhook_url_parse(const char *url, struct webhook_url *out, char *err, size_
             h++;
             hl -= 2;
         }
-        /* A zone id ("%25eth0") never names a public address. */
         if (!hl || hl > WEBHOOK_HOST_MAX || memchr(h, '%', hl)) {
             rc = url_err(err, errlen, "Invalid webhook URL");
             goto out;
@@ -259,6 +260,7 @@ out:
     curl_free(pass);
     curl_free(opts);
     curl_free(host);
+    curl_free(zone);
     curl_url_cleanup(u);
     return rc;
 }

@@ -162,5 +162,10 @@ void http_conn_close(struct http_conn *c);
 const char *http_conn_peer(const struct http_conn *c);
 /* Bytes queued on the connection and not yet written. */
 size_t http_conn_pending(const struct http_conn *c);
+/* Sets the socket's kernel send buffer (SO_SNDBUF; Linux doubles it and
+ * stops autotuning it).  Streams use it so that a client that stops
+ * reading is caught by stream_buffer_max instead of parking megabytes in
+ * the kernel.  0 or ERR_IO. */
+int http_conn_set_sndbuf(struct http_conn *c, int bytes);
 
 #endif

@@ -1033,3 +1033,10 @@ size_t http_conn_pending(const struct http_conn *c)
 {
     return conn_unsent(c);
 }
+
+int http_conn_set_sndbuf(struct http_conn *c, int bytes)
+{
+    if (c->dead || setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes))
+        return ERR_IO;
+    return 0;
+}

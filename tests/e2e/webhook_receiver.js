@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // tests/e2e/webhook_receiver.js - a tiny webhook receiver for webhooks.sh.
 //
-//   node webhook_receiver.js PORT_FILE LOG_FILE [FAIL_FIRST]
+//   node webhook_receiver.js PORT_FILE LOG_FILE [FAIL_FIRST [PORT]]
 //
-// Listens on 127.0.0.1 (ephemeral port, written to PORT_FILE), appends one
+// Listens on 127.0.0.1 (PORT, default an ephemeral one; written to PORT_FILE), appends one
 // JSON line per request to LOG_FILE: {"method","path","headers","body","status"}.
 // Answers 500 to the first FAIL_FIRST requests (default 0) and 200 after;
 // any path starting with /always500 always gets 500, /slow waits 10 s.
@@ -11,7 +11,7 @@
 const http = require('http');
 const fs = require('fs');
 
-const [portFile, logFile, failFirstArg] = process.argv.slice(2);
+const [portFile, logFile, failFirstArg, portArg] = process.argv.slice(2);
 let failLeft = parseInt(failFirstArg || '0', 10);
 
 const server = http.createServer((req, res) => {
@@ -37,7 +37,7 @@ const server = http.createServer((req, res) => {
         else answer();
     });
 });
-server.listen(0, '127.0.0.1', () => {
+server.listen(parseInt(portArg || '0', 10), '127.0.0.1', () => {
     fs.writeFileSync(portFile + '.tmp', String(server.address().port) + '\n');
     fs.renameSync(portFile + '.tmp', portFile);
 });

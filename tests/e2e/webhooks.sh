@@ -14,10 +14,10 @@ if ! command -v node >/dev/null 2>&1; then
 fi
 RX_PID=""
 RX_LOG="$GP_DIR/rx.log"
-rx_start() { # $1 = fail-first count
+rx_start() { # $1 = fail-first count, $2 = port (default: any)
     rm -f "$GP_DIR/rx.port"
     : >"$RX_LOG"
-    node "$HERE/webhook_receiver.js" "$GP_DIR/rx.port" "$RX_LOG" "${1:-0}" &
+    node "$HERE/webhook_receiver.js" "$GP_DIR/rx.port" "$RX_LOG" "${1:-0}" "${2:-0}" &
     RX_PID=$!
     local i
     for i in $(seq 1 100); do [ -s "$GP_DIR/rx.port" ] && break; sleep 0.05; done
@@ -188,7 +188,7 @@ AUTH="Bearer $KA" wait_until 'req GET "/api/webhooks/deliveries?webhookId=$W1"; 
 check_json "receiver down: pending, retrying" '.deliveries[0].status == "pending" and (.deliveries[0].nextAttemptAt | test("Z$"))'
 PENDING_ID=$(jb '.deliveries[0].id')
 kill -9 "$GP_PID"; wait "$GP_PID" 2>/dev/null; GP_PID=""
-rx_start 0
+rx_start 0 "$RX_PORT"
 gp_start --allow-private-webhooks
 AUTH="Bearer $KA" wait_until 'req GET "/api/webhooks/deliveries?webhookId=$W1"; jq -e ".deliveries[0].status == \"delivered\"" <<<"$BODY" >/dev/null' 100
 check_json "resumed after restart: delivered" ".deliveries[0].id == \"$PENDING_ID\" and .deliveries[0].status == \"delivered\""

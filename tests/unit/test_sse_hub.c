@@ -86,7 +86,7 @@ static const char *fake_peer(const struct http_conn *c)
     return "192.0.2.1";
 }
 
-static const struct sse_sink_ops fake_sink = {fake_send, fake_close, fake_pending, fake_peer};
+static const struct sse_sink_ops fake_sink = {fake_send, fake_close, fake_pending, fake_peer, NULL};
 
 /* ---------- fixture ---------- */
 
