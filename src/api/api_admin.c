@@ -32,14 +32,14 @@
 #include "store/store.h"
 #include "util/err.h"
 
-#define ADMIN_DLQ_DEFAULT_DAYS   7
-#define ADMIN_DLQ_MAX_DAYS       31
-#define ADMIN_DLQ_DEFAULT_LIMIT  100
-#define ADMIN_DLQ_MAX_LIMIT      500
-#define ADMIN_REPLAY_MAX         100
+#define ADMIN_DLQ_DEFAULT_DAYS  7
+#define ADMIN_DLQ_MAX_DAYS      31
+#define ADMIN_DLQ_DEFAULT_LIMIT 100
+#define ADMIN_DLQ_MAX_LIMIT     500
+#define ADMIN_REPLAY_MAX        100
 /* Dead letters read per day partition when replaying (dlq_list's cap). */
-#define ADMIN_REPLAY_SCAN        1000
-#define DAY_MS                   86400000LL
+#define ADMIN_REPLAY_SCAN 1000
+#define DAY_MS            86400000LL
 
 /* YYYY-MM-DD of the day `back` days before now_ms. */
 static void day_of(int64_t now_ms, long back, char out[11])

@@ -63,7 +63,7 @@ struct app {
     size_t nlisteners;
     struct detect_driver *detector;
     struct sse_hub *sse_hub; /* set by serve; NULL in handler tests */
-    int commit_poison; /* app_fail_commit: error of this iteration's commit */
+    int commit_poison;       /* app_fail_commit: error of this iteration's commit */
 };
 
 static char *path_with_suffix(const char *db, const char *suffix)

@@ -31,16 +31,16 @@ struct sse_hub;
 #define APP_DEV_SECRET "genuproof-dev-secret"
 
 struct app_config {
-    const char *db_path;        /* beside it: <db>.admin-key, <db>.pepper; NULL: no files */
-    const char *signing_secret; /* required */
-    const char *base_url;       /* NULL -> APP_DEFAULT_BASE_URL; trailing '/' removed */
-    bool auth_off;              /* --auth none */
-    const char *admin_key;      /* GENUPROOF_ADMIN_KEY; NULL -> <db>.admin-key file */
-    const char *email_pepper;   /* GENUPROOF_EMAIL_PEPPER; NULL -> <db>.pepper file */
-    long rate_limit;            /* requests/s per client IP on API_PUBLIC_RL routes; 0 = off */
-    const char *trust_proxy;    /* NULL -> APP_DEFAULT_TRUST_PROXY */
-    const char *geoip_path;     /* MaxMind .mmdb or NULL */
-    bool quiet;                 /* no access log lines */
+    const char *db_path;         /* beside it: <db>.admin-key, <db>.pepper; NULL: no files */
+    const char *signing_secret;  /* required */
+    const char *base_url;        /* NULL -> APP_DEFAULT_BASE_URL; trailing '/' removed */
+    bool auth_off;               /* --auth none */
+    const char *admin_key;       /* GENUPROOF_ADMIN_KEY; NULL -> <db>.admin-key file */
+    const char *email_pepper;    /* GENUPROOF_EMAIL_PEPPER; NULL -> <db>.pepper file */
+    long rate_limit;             /* requests/s per client IP on API_PUBLIC_RL routes; 0 = off */
+    const char *trust_proxy;     /* NULL -> APP_DEFAULT_TRUST_PROXY */
+    const char *geoip_path;      /* MaxMind .mmdb or NULL */
+    bool quiet;                  /* no access log lines */
     bool allow_private_webhooks; /* --allow-private-webhooks (H10) */
 };
 

@@ -152,15 +152,17 @@ static void poke_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 static void counter(struct buf *out, const char *name, const char *help, uint64_t v)
 {
-    buf_printf(out, "# HELP genuproof_detector_%s %s\n# TYPE genuproof_detector_%s counter\n"
-                    "genuproof_detector_%s %llu\n",
+    buf_printf(out,
+               "# HELP genuproof_detector_%s %s\n# TYPE genuproof_detector_%s counter\n"
+               "genuproof_detector_%s %llu\n",
                name, help, name, name, (unsigned long long)v);
 }
 
 static void gauge(struct buf *out, const char *name, const char *help, double v)
 {
-    buf_printf(out, "# HELP genuproof_detector_%s %s\n# TYPE genuproof_detector_%s gauge\n"
-                    "genuproof_detector_%s %.17g\n",
+    buf_printf(out,
+               "# HELP genuproof_detector_%s %s\n# TYPE genuproof_detector_%s gauge\n"
+               "genuproof_detector_%s %.17g\n",
                name, help, name, name, v);
 }
 
@@ -179,11 +181,9 @@ static int render_metrics(void *arg, struct store *s, struct buf *out)
     counter(out, "events_total", "Provenance event records checked.", st.events);
     counter(out, "ignored_total", "Records skipped (not a scan or event insert).", st.ignored);
     counter(out, "alerts_created_total", "Alerts raised.", st.alerts_created);
-    counter(out, "alerts_updated_total", "Hits folded into an existing alert.",
-            st.alerts_updated);
+    counter(out, "alerts_updated_total", "Hits folded into an existing alert.", st.alerts_updated);
     counter(out, "opslog_total", "Ops-log entries written.", st.opslog);
-    counter(out, "dlq_parked_total", "Records parked in the dead-letter partition.",
-            st.dlq_parked);
+    counter(out, "dlq_parked_total", "Records parked in the dead-letter partition.", st.dlq_parked);
     counter(out, "dlq_replayed_total", "Parked records replayed through the admin API.",
             d->replayed);
     counter(out, "dlq_replay_failed_total", "Replays of parked records that were refused.",

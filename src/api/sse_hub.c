@@ -21,11 +21,15 @@
  * from an id beyond the hub's position (e.g. the hub has not pumped the
  * newest commit yet).
  *
- * Reads happen only from the pump (an ev_idle at top priority, so it runs
- * before the iteration's I/O callbacks open a store batch) and from
- * stream_open (called by the server right after its commit), and never
- * beyond the newest sequence a commit callback reported: a subscriber can
- * never see an alert that is not durable.
+ * Reads happen only from the pump and from stream_open (called by the
+ * server right after its commit), and never beyond the newest sequence a
+ * commit callback reported: a subscriber can never see an alert that is
+ * not durable.  The pump runs from a prepare watcher just after the HTTP
+ * server's (which commits the iteration's batch and writes its answers),
+ * so an alert written by a request leaves in the same iteration; and from
+ * an ev_idle at top priority (armed by the commit listener, e.g. for the
+ * detector's commits later in the prepare phase), which runs before the
+ * next iteration's I/O callbacks open a new store batch.
  */
 #include "api/sse_hub.h"
 
@@ -79,10 +83,12 @@ struct sse_sub {
     struct sse_hub *hub;
     struct http_conn *conn; /* NULL until stream_open */
     struct sse_sub *prev, *next;
+    struct sse_sub *hprev, *hnext; /* heartbeat queue (open subscribers) */
+    int64_t hb_due;                /* wall-clock ms of the next heartbeat */
     struct sse_brand *brand; /* NULL: all brands */
     uint64_t cursor;         /* last seq this subscriber is past */
     unsigned char state;     /* enum sub_state */
-    bool scans, resume, gap_checked;
+    bool scans, resume, gap_checked, in_hbq;
 };
 
 /* product -> brand cache entry (LRU). */
@@ -109,12 +115,15 @@ struct sse_hub {
     size_t nall_scans; /* live all-brands subscribers with scans */
     size_t nscans;     /* live subscribers with scans, every class */
     struct sse_sub *replay;
+    struct sse_sub *hb_head, *hb_tail; /* open subscribers, by heartbeat due time */
+    int64_t hb_ms;
     size_t nopen;
     uint64_t dropped;
     struct buf frame; /* the frame being fanned out */
     struct pc_ent **ptab;
     struct pc_ent *lru_head, *lru_tail;
     size_t npc;
+    ev_prepare prep;
     ev_idle idle;
     ev_timer hb, retry;
 };
@@ -269,6 +278,42 @@ static void sub_unlink(struct sse_hub *h, struct sse_sub *s, enum sub_state st)
     s->state = (unsigned char)st;
 }
 
+/*
+ * The heartbeat queue: every open subscriber, ordered by the time its next
+ * heartbeat is due (a subscriber goes to the tail, due one period later,
+ * each time it gets one).  The timer ticks ten times per period and serves
+ * only the subscribers that are due, so 10,000 subscribers cost ten small
+ * slices per period instead of one long stall of the loop.
+ */
+static void hbq_append(struct sse_hub *h, struct sse_sub *s, int64_t due)
+{
+    s->hb_due = due;
+    s->hnext = NULL;
+    s->hprev = h->hb_tail;
+    if (h->hb_tail)
+        h->hb_tail->hnext = s;
+    else
+        h->hb_head = s;
+    h->hb_tail = s;
+    s->in_hbq = true;
+}
+
+static void hbq_remove(struct sse_hub *h, struct sse_sub *s)
+{
+    if (!s->in_hbq)
+        return;
+    if (s->hprev)
+        s->hprev->hnext = s->hnext;
+    else
+        h->hb_head = s->hnext;
+    if (s->hnext)
+        s->hnext->hprev = s->hprev;
+    else
+        h->hb_tail = s->hprev;
+    s->hprev = s->hnext = NULL;
+    s->in_hbq = false;
+}
+
 /* A send failed: the connection is closing (the server reports
  * stream_closed later).  ERR_TOOBIG means the client could not keep up. */
 static void sub_drop(struct sse_hub *h, struct sse_sub *s, int rc)
@@ -289,6 +334,7 @@ static void sub_drop(struct sse_hub *h, struct sse_sub *s, int rc)
         h->dropped++;
     }
     sub_unlink(h, s, SUB_DROPPED);
+    hbq_remove(h, s);
 }
 
 static bool sub_send(struct sse_hub *h, struct sse_sub *s, const void *data, size_t n)
@@ -597,15 +643,35 @@ static void arm_retry(struct sse_hub *h)
     }
 }
 
-static void idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+/* Pumps; keeps the idle watcher armed while work remains. */
+static void run(struct sse_hub *h)
 {
-    (void)revents;
-    struct sse_hub *h = container_of(w, struct sse_hub, idle);
     int rc = sse_hub_pump(h);
-    if (rc != 1)
-        ev_idle_stop(loop, w);
+    if (rc == 1)
+        arm_idle(h);
+    else if (ev_is_active(&h->idle))
+        ev_idle_stop(h->loop, &h->idle);
     if (rc < 0)
         arm_retry(h);
+}
+
+static void idle_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    run(container_of(w, struct sse_hub, idle));
+}
+
+/* Right after the HTTP server's prepare watcher (priority 0) committed
+ * the iteration's batch: push at once, before slower prepare-phase work
+ * (the detector's batches) delays the alert. */
+static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct sse_hub *h = container_of(w, struct sse_hub, prep);
+    if (h->pos < h->durable && !store_batch_active(h->store))
+        run(h);
 }
 
 static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -647,15 +713,23 @@ struct sse_hub *sse_hub_new(const struct sse_hub_config *cfg, char *err, size_t 
     h->buffer_max = cfg->buffer_max ? cfg->buffer_max : 256 * 1024;
     h->sndbuf = cfg->sndbuf ? cfg->sndbuf : SSE_HUB_SNDBUF;
     h->pos = h->durable = head;
+    h->hb_ms = llround(1000.0 * scaled(cfg->heartbeat_s > 0 ? cfg->heartbeat_s
+                                                            : SSE_HUB_HEARTBEAT_S));
+    if (h->hb_ms < 10)
+        h->hb_ms = 10;
     h->nbuckets = BRAND_BUCKETS_MIN;
     h->btab = xcalloc(h->nbuckets, sizeof *h->btab);
     buf_init(&h->frame, FRAME_MAX);
     if (h->loop) {
-        double hb = scaled(cfg->heartbeat_s > 0 ? cfg->heartbeat_s : SSE_HUB_HEARTBEAT_S);
+        double tick = (double)h->hb_ms / 1000.0 / 10.0;
         ev_idle_init(&h->idle, idle_cb);
         ev_set_priority(&h->idle, EV_MAXPRI); /* before the iteration's I/O */
+        ev_prepare_init(&h->prep, prep_cb);
+        ev_set_priority(&h->prep, -1); /* after the server's (0), before the detector's */
+        ev_prepare_start(h->loop, &h->prep);
+        ev_unref(h->loop);
         ev_init(&h->retry, retry_cb);
-        ev_timer_init(&h->hb, hb_cb, hb, hb);
+        ev_timer_init(&h->hb, hb_cb, tick, tick);
         ev_timer_start(h->loop, &h->hb);
         ev_unref(h->loop); /* the heartbeat alone does not keep the loop running */
     }
@@ -684,6 +758,8 @@ void sse_hub_free(struct sse_hub *h)
     }
     if (h->loop) {
         ev_ref(h->loop);
+        ev_ref(h->loop);
+        ev_prepare_stop(h->loop, &h->prep);
         ev_timer_stop(h->loop, &h->hb);
         ev_timer_stop(h->loop, &h->retry);
         ev_idle_stop(h->loop, &h->idle);
@@ -754,6 +830,7 @@ void sse_hub_stream_open(void *arg, struct http_conn *c)
     s->conn = c;
     h->nopen++;
     update_gauge(h);
+    hbq_append(h, s, time_now_ms() + h->hb_ms);
     if (h->sndbuf > 0 && h->sink->set_sndbuf)
         h->sink->set_sndbuf(c, h->sndbuf); /* best effort */
     if (!s->resume || s->cursor >= h->pos) {
@@ -781,6 +858,7 @@ void sse_hub_stream_closed(void *arg, struct http_conn *c)
     struct sse_sub *s = arg;
     struct sse_hub *h = s->hub;
     sub_unlink(h, s, SUB_DROPPED);
+    hbq_remove(h, s);
     if (s->conn) {
         h->nopen--;
         update_gauge(h);
@@ -838,29 +916,23 @@ int sse_hub_pump(struct sse_hub *h)
     return more || h->pos < h->durable ? 1 : 0;
 }
 
-/* Sends h->frame to every subscriber of a list (any state). */
-static void send_all(struct sse_hub *h, struct sse_sub *head)
-{
-    struct sse_sub *s, *next;
-    for (s = head; s; s = next) {
-        next = s->next;
-        sub_send(h, s, h->frame.data, h->frame.len);
-    }
-}
-
 void sse_hub_heartbeat(struct sse_hub *h, int64_t now_ms)
 {
     char iso[ISO_LEN + 1];
+    if (!h->hb_head || h->hb_head->hb_due > now_ms)
+        return;
     time_iso(now_ms, iso);
     buf_reset(&h->frame);
     if (sse_event_begin(&h->frame, "heartbeat", NULL) ||
         buf_printf(&h->frame, "{\"ts\":\"%s\"}", iso) || sse_event_end(&h->frame))
         return;
-    send_all(h, h->all_live);
-    send_all(h, h->replay);
-    for (size_t i = 0; i < h->nbuckets; i++)
-        for (struct sse_brand *b = h->btab[i]; b; b = b->hnext)
-            send_all(h, b->live);
+    /* each one served goes to the tail, due later than now: this ends */
+    while (h->hb_head && h->hb_head->hb_due <= now_ms) {
+        struct sse_sub *s = h->hb_head;
+        hbq_remove(h, s);
+        hbq_append(h, s, now_ms + h->hb_ms);
+        sub_send(h, s, h->frame.data, h->frame.len);
+    }
 }
 
 long sse_hub_retry_ms(void)

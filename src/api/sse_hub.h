@@ -129,7 +129,10 @@ void sse_hub_stream_closed(void *sub, struct http_conn *c);
  */
 int sse_hub_pump(struct sse_hub *h);
 /* Sends a heartbeat frame {"ts":"<ISO of now_ms>"} to every open
- * subscriber. */
+ * subscriber whose heartbeat is due at now_ms (wall clock): one per
+ * heartbeat period, the first one period after the stream opened.  The
+ * hub's timer calls it ten times per period, so a large audience is
+ * served in slices. */
 void sse_hub_heartbeat(struct sse_hub *h, int64_t now_ms);
 
 /* The "retry:" hint: 3000 ms, scaled down when GENUPROOF_TIME_SCALE < 1. */

@@ -55,6 +55,7 @@
 /* Time a step may spend reading the stream before yielding (ms). */
 #define STEP_BUDGET_MS 5
 #define POLL_S         1.0
+#define ATTEMPT_TIMEOUT_MIN_S 0.5
 #define ERR_BACKOFF_S  0.2
 #define ERR_BACKOFF_MAX_S 30.0
 #define BRAND_CACHE    64
@@ -228,6 +229,14 @@ static void http_done_cb(void *arg, const struct http_client_res *res)
     attempt_finished(e, res->err ? 0 : res->status, error, res->duration_ms, true);
 }
 
+/* The attempt timeout: scaled, but never under ATTEMPT_TIMEOUT_MIN_S,
+ * below which a healthy receiver on a busy machine would time out. */
+static double attempt_timeout(const struct webhook_dispatch *d)
+{
+    double t = scaled(d->cfg.timeout_s);
+    return t < ATTEMPT_TIMEOUT_MIN_S ? ATTEMPT_TIMEOUT_MIN_S : t;
+}
+
 /* Starts one attempt of e.  Returns ERR_THROTTLED when the client is
  * full (e stays waiting), a store error (e stays waiting), else 0. */
 static int attempt_start(struct webhook_dispatch *d, struct wh_entry *e)
@@ -274,7 +283,7 @@ static int attempt_start(struct webhook_dispatch *d, struct wh_entry *e)
         .nheaders = sizeof headers / sizeof headers[0],
         .body = e->payload,
         .body_len = e->payload_len,
-        .timeout_s = scaled(d->cfg.timeout_s),
+        .timeout_s = attempt_timeout(d),
         .addr_ok = d->cfg.allow_private ? NULL : addr_public_cb,
     };
     rc = http_client_start(d->http, &req, http_done_cb, e);

@@ -44,8 +44,8 @@ struct serve {
     struct store *store;
     struct app *app;
     struct http_server *srv;
-    struct detect_driver *detector; /* NULL with --no-detector */
-    struct sse_hub *sse;            /* GET /api/stream subscribers */
+    struct detect_driver *detector;    /* NULL with --no-detector */
+    struct sse_hub *sse;               /* GET /api/stream subscribers */
     struct webhook_dispatch *webhooks; /* webhook deliveries (H10) */
     ev_signal sigterm, sigint;
     ev_timer maint, drain_deadline;
@@ -313,7 +313,8 @@ int cmd_serve(int argc, char **argv)
         app_add_commit_listener(sv.app, sse_hub_commit_cb, sv.sse);
     }
     if (opt_flag(&o, "no-detector")) {
-        log_warn("the threat detector is off (--no-detector): alerts wait for a server that runs it");
+        log_warn(
+            "the threat detector is off (--no-detector): alerts wait for a server that runs it");
     } else {
         struct detect_driver_config dc = {
             .batch_size = (size_t)opt_int(&o, "detector-batch"),
@@ -330,7 +331,8 @@ int cmd_serve(int argc, char **argv)
             .allow_private = opt_flag(&o, "allow-private-webhooks"),
         };
         if (wc.allow_private)
-            log_warn("webhooks may target private and loopback addresses (--allow-private-webhooks)");
+            log_warn(
+                "webhooks may target private and loopback addresses (--allow-private-webhooks)");
         sv.webhooks = webhook_dispatch_new(sv.store, sv.loop, &wc, err, sizeof err);
         if (!sv.webhooks) {
             log_error("%s", err);

@@ -232,7 +232,10 @@ static void read_release(struct sq *q)
  * READ_SNAPSHOT_US: they may miss what *other* connections committed in
  * that time (never this connection's writes: every write and every batch
  * ends the snapshot first).  Strongly consistent reads end it and run on a
- * fresh one.  Inside a batch, reads use the batch's transaction.
+ * fresh one.  Inside a batch, reads use the batch's transaction.  A store
+ * that falls idle keeps its last snapshot until its next call; meanwhile
+ * another process's WAL checkpoints cannot pass it (the WAL file grows,
+ * nothing is lost).
  */
 static int read_prepare(struct sq *q, bool consistent)
 {

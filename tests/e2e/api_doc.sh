@@ -23,24 +23,27 @@
 #
 # In the request, <name> is replaced by a variable: adminKey is predefined,
 # others come from `<!-- save: name=JQ_EXPR ... -->` comments placed before
-# an example (JQ_EXPR is applied to that example's response body).
-# An unknown <name> in a request fails the example.
+# an example (JQ_EXPR is applied to that example's JSON response).  An
+# unknown <name> in a request fails the example.
 #
 # In the expected response, a JSON body must have exactly the documented
 # keys at every object level, the same JSON types, and equal values except
 # where the value is free:
-#   "<anything>"          any string ("x-<id>" : any string of that form)
+#   "<anything>"          any string ("x-<id>": any string of that form)
 #   <name> (bare)         any number; <bool>/<boolean>, <object>, <array>,
 #                         <string>, <null> that type; <any> anything
-#   [a, b, ...]           the array starts with elements matching a, b
-#   [a, b]                exactly these elements (checked in order)
-# A text body: each documented line (except "...") must match a line of
+#   [a, b, ...]           at least these elements, checked in order
+#   [a, b]                exactly these elements, checked in order
+# A text body: each documented line (except "...") must equal a line of
 # the response ("<...>" matches anything).  Headers: same rule, the name
 # compared case-insensitively.
 #
-# Exits with the usual PASS/FAIL lines; bounded (each request 10 s).
+# The work is done by one perl pass (parse, static checks, JSON
+# preparation) and per example one curl and one jq, so the script stays
+# fast on a loaded machine.
 set -u
 . "$(dirname "$0")/lib.bash"
+shopt -u patsub_replacement 2>/dev/null || true
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DOC=${API_DOC:-$ROOT/docs/api.md}
@@ -52,81 +55,119 @@ if [ ! -f "$DOC" ]; then
     gp_finish
 fi
 
-# ------------------------------------------------------------ static checks
+# ------------------------------------------------ parse and static checks
+#
+# Writes $EX/NNNN.sh (shell assignments X_* describing example NNNN),
+# $EX/NNNN.want (expected JSON, placeholders rewritten, or text) and
+# $EX/NNNN.wanth (expected headers); prints "PASS: ..."/"FAIL: ..." lines
+# for the static checks.
+perl -MJSON::PP -e '
+    use strict; use warnings;
+    my ($doc, $dir, @src) = @ARGV;
+    sub shq { my $s = shift; $s =~ s/\x27/\x27\\\x27\x27/g; return "\x27$s\x27"; }
+    sub put { my ($f, $t) = @_; open(my $o, ">", $f) or die "$f: $!\n"; print $o $t; close $o; }
+    my $hdr = qr/^[A-Za-z][A-Za-z0-9-]*: /;
 
-# "GET /api/health" lines, one per route table entry.
-grep -ho '{HTTP_M_[A-Z]*, *"/[^"]*"' "$ROOT"/src/api/*.c |
-    sed -E 's/^\{HTTP_M_([A-Z]+), *"([^"]*)"/\1 \2/' | sort -u >"$GP_DIR/routes"
-
-# Splits the document into examples: $EX/NNNN.req, .res, .meta
-# (meta: line<TAB>saves<TAB>heading).
-perl -e '
-    my ($doc, $dir) = @ARGV;
-    open(my $in, "<", $doc) or die "cannot read $doc\n";
-    my ($n, $ln, $heading, $saves, $in_ex, $start, @lines) = (0, 0, "", "", 0, 0);
-    sub flush_ex {
-        my $txt = join("", @lines);
-        my ($req, $res) = split(/^--[ \t]*\n/m, $txt, 2);
-        $res = "" unless defined $res;
-        my $base = sprintf("%s/%04d", $dir, $n);
-        for (["req", $req], ["res", $res], ["meta", "$start\t$saves\t$heading\n"]) {
-            open(my $o, ">", "$base.$_->[0]") or die;
-            print $o $_->[1];
-            close $o;
-        }
-        $saves = "";
+    # Documented JSON -> plain JSON: bare <name> -> "<<bare:name>>", an
+    # array element "..." -> "<<more>>"; strings are copied untouched.
+    sub doc_json {
+        my $t = shift;
+        $t =~ s{("(?:[^"\\]|\\.)*")|<([A-Za-z_][\w.-]*)>|\.\.\.}{defined $1 ? $1 : defined $2 ? "\"<<bare:$2>>\"" : "\"<<more>>\""}ge;
+        return $t;
     }
+
+    my (%route, @examples, %heading, @nys);
+    for my $f (@src) {
+        open(my $in, "<", $f) or die "$f: $!\n";
+        local $/; my $c = <$in>;
+        $route{"$1 $2"} = 1 while $c =~ /\{HTTP_M_([A-Z]+),\s*"(\/[^"]*)"/g;
+    }
+
+    open(my $in, "<", $doc) or die "cannot read $doc\n";
+    my ($n, $ln, $head, $saves, $in_ex, $start, @lines) = (0, 0, "", "", 0, 0);
     while (my $l = <$in>) {
         $ln++;
         if ($in_ex) {
-            if ($l =~ /^```\s*$/) { flush_ex(); $in_ex = 0; next; }
-            push @lines, $l;
+            if ($l !~ /^```\s*$/) { push @lines, $l; next; }
+            $in_ex = 0;
+            my ($req, $res) = split(/^--[ \t]*\n/m, join("", @lines), 2);
+            my @q = split(/\n/, $req // ""); my @r = split(/\n/, $res // "");
+            my $line0 = shift(@q) // "";
+            my (@qh, @rh);
+            my $err = "";
+            my ($method, $target) = $line0 =~ /^([A-Z]+)\s+(\S+)\s*$/;
+            $err = "request line must be METHOD /path" unless defined $target && $target =~ m{^/};
+            push @qh, shift @q while @q && $q[0] =~ $hdr;
+            my $status = shift(@r) // "";
+            $status =~ s/^\s*(\d{3}).*/$1/s or $err ||= "no expected status after --";
+            push @rh, shift @r while @r && $r[0] =~ $hdr;
+            shift @r while @r && $r[0] =~ /^\s*$/;
+            my $body = join("\n", @r);
+            my $kind = $body =~ /\S/ ? ($body =~ /^\s*[\[{]/ ? "json" : "text") : "none";
+            my $base = sprintf("%s/%04d", $dir, ++$n);
+            if ($kind eq "json") {
+                my $j = doc_json($body);
+                eval { JSON::PP->new->decode($j); 1 } or $err ||= "documented response is not valid JSON";
+                put("$base.want", $j);
+            } else {
+                put("$base.want", "$body\n");
+            }
+            put("$base.wanth", join("", map { "$_\n" } @rh));
+            my @sv = split(" ", $saves);
+            $err ||= "save needs a JSON response" if @sv && $kind ne "json";
+            put("$base.sh", join("",
+                "X_LINE=$start\n", "X_HEADING=", shq($head), "\n",
+                "X_METHOD=", shq($method // ""), "\n", "X_TARGET=", shq($target // ""), "\n",
+                "X_HEADERS=(", join(" ", map { shq($_) } @qh), ")\n",
+                "X_BODY=", shq(join("\n", @q)), "\n",
+                "X_STATUS=", shq($status), "\n", "X_KIND=$kind\n", "X_HAS_H=", (@rh ? 1 : 0), "\n",
+                "X_SAVES=(", join(" ", map { shq($_) } @sv), ")\n",
+                "X_ERR=", shq($err), "\n"));
+            if (defined $target) { (my $p = $target) =~ s/\?.*//; push @examples, "$method $p"; }
+            $saves = "";
             next;
         }
-        if ($l =~ /^```http-example\s*$/) { $n++; $in_ex = 1; $start = $ln; @lines = (); next; }
-        $heading = $1 if $l =~ /^#{1,6}\s+(.*?)\s*$/;
-        while ($l =~ /<!--\s*save:\s*(.*?)\s*-->/g) { $saves .= " $1"; }
+        if ($l =~ /^```http-example\s*$/) { $in_ex = 1; $start = $ln; @lines = (); next; }
+        if ($l =~ /^(#{1,6})\s+(.*?)\s*$/) {
+            $head = $2;
+            $heading{$2} = 1 if length($1) == 3;
+        }
+        $saves .= " $1" while $l =~ /<!--\s*save:\s*(.*?)\s*-->/g;
+        push @nys, $l if $l =~ /not yet served/i;
     }
-    die "unterminated http-example at line $start\n" if $in_ex;
-' "$DOC" "$EX" || fail "docs/api.md parses"
+    print "FAIL: docs/api.md: unterminated http-example at line $start\n" if $in_ex;
 
-# METHOD PATH of every example (query removed).
-for f in "$EX"/*.req; do
-    [ -f "$f" ] || continue
-    head -n 1 "$f" | awk '{ sub(/\?.*/, "", $2); print $1, $2 }'
-done | sort -u >"$GP_DIR/examples"
-
-nroutes=$(wc -l <"$GP_DIR/routes")
-missing_ex=0 missing_h=0
-while read -r method path; do
-    if ! grep -qxF "$method $path" "$GP_DIR/examples"; then
-        fail "route $method $path has an example in docs/api.md"
-        missing_ex=$((missing_ex + 1))
-    fi
-    if ! grep -qE "^### $method $(printf '%s' "$path" | sed 's/[.[\*^$]/\\&/g')\$" "$DOC"; then
-        fail "route $method $path has a '### $method $path' section in docs/api.md"
-        missing_h=$((missing_h + 1))
-    fi
-done <"$GP_DIR/routes"
-check "all $nroutes routes of src/api have an example" '[ "$nroutes" -gt 0 ] && [ $missing_ex = 0 ]'
-check "all $nroutes routes of src/api have a section" '[ "$nroutes" -gt 0 ] && [ $missing_h = 0 ]'
-
-# "not yet served" rows must not name a served route.
-stale=0
+    my %ex = map { $_ => 1 } @examples;
+    my ($nr, $mex, $mh) = (scalar(keys %route), 0, 0);
+    for my $r (sort keys %route) {
+        unless ($ex{$r}) { print "FAIL: route $r has an example in docs/api.md\n"; $mex++; }
+        unless ($heading{$r}) { print "FAIL: route $r has a \x27### $r\x27 section in docs/api.md\n"; $mh++; }
+    }
+    print(($nr && !$mex ? "PASS" : "FAIL"), ": all $nr routes of src/api have an example\n");
+    print(($nr && !$mh ? "PASS" : "FAIL"), ": all $nr routes of src/api have a section\n");
+    my $stale = 0;
+    for my $l (@nys) {
+        next unless $l =~ m{\b(GET|POST|PUT|PATCH|DELETE)\b[\s|`]*(/[^\s`?|]*)};
+        next unless $route{"$1 $2"};
+        print "FAIL: docs/api.md marks $1 $2 \x27not yet served\x27 but src/api serves it\n";
+        $stale++;
+    }
+    print(($stale ? "FAIL" : "PASS"), ": no served route is marked \x27not yet served\x27\n");
+    print(($n ? "PASS" : "FAIL"), ": docs/api.md has examples ($n)\n");
+' "$DOC" "$EX" "$ROOT"/src/api/*.c >"$GP_DIR/static" 2>&1 || echo "FAIL: docs/api.md could not be parsed" >>"$GP_DIR/static"
 while IFS= read -r line; do
-    op=$(printf '%s\n' "$line" | grep -oE '(GET|POST|PUT|PATCH|DELETE) `?/[^ `?|]*' | head -n 1 | tr -d '`')
-    [ -n "$op" ] || continue
-    if grep -qxF "$op" "$GP_DIR/routes"; then
-        fail "docs/api.md marks $op 'not yet served' but src/api serves it"
-        stale=$((stale + 1))
-    fi
-done < <(grep -i 'not yet served' "$DOC")
-check "no served route is marked 'not yet served'" '[ $stale = 0 ]'
+    case "$line" in
+    "PASS: "*) pass "${line#PASS: }" ;;
+    "FAIL: "*) fail "${line#FAIL: }" ;;
+    *) fail "parser: $line" ;;
+    esac
+done <"$GP_DIR/static"
 
 # ------------------------------------------------------------ helpers
 
-# JSON comparison (jq): prints one line per mismatch.
-JQ_CMP='
+# jq definitions: cmp(path; documented; actual) prints one line per
+# mismatch.
+JQ_DEFS='
 def bare: type == "string" and startswith("<<bare:") and endswith(">>");
 def esc: gsub("(?<c>[.*+?^$|(){}\\[\\]\\\\/])"; "\\\(.c)");
 def topat: "^" + ([splits("<[^<>]*>")] | map(esc) | join(".*")) + "$";
@@ -159,36 +200,23 @@ def cmp($p; $d; $a):
     if ($a | test($d | topat; "s")) then empty else "\($p): \($a | short) does not match \($d | tojson)" end
   elif $d == $a then empty
   else "\($p): expected \($d | short), got \($a | short)" end;
-cmp("$"; $d; $a)'
+'
 
-# Documented JSON -> plain JSON: bare <name> -> "<<bare:name>>", "..." in an
-# array -> "<<more>>" (strings are copied untouched).
-doc_json() {
-    perl -0777 -pe 's{("(?:[^"\\]|\\.)*")|<([A-Za-z_][\w.-]*)>|\.\.\.}{defined $1 ? $1 : defined $2 ? "\"<<bare:$2>>\"" : "\"<<more>>\""}ge' "$1"
-}
-
-# match_lines DOC_FILE ACTUAL_FILE [i]: every non-empty DOC line other than
-# "..." equals (or, with <...>, matches) some ACTUAL line; prints the ones
-# that do not.  With "i" the part before the first ":" is case-insensitive
-# (headers).
+# match_lines DOC_FILE ACTUAL_FILE [i]: prints every non-empty DOC line
+# (other than "...") that equals (with <...> as a wildcard) no ACTUAL
+# line.  With "i" the part before the first ":" is compared
+# case-insensitively (headers).
 match_lines() {
     perl -e '
         my ($docf, $actf, $ci) = @ARGV;
-        open(my $a, "<", $actf) or die; my @act = map { s/\r?\n$//r } <$a>;
+        my $norm = sub { my $s = shift; $s =~ s/\r?\n$//; $s =~ s/^([^:]*)/lc $1/e if $ci; $s };
+        open(my $a, "<", $actf) or die; my @act = map { $norm->($_) } <$a>;
         open(my $d, "<", $docf) or die;
         while (my $l = <$d>) {
-            $l =~ s/\r?\n$//;
-            next if $l =~ /^\s*$/ || $l =~ /^\s*\.\.\.\s*$/;
-            my $re = join(".*", map { quotemeta } split(/<[^<>\n]*>/, $l, -1));
-            my $ok = 0;
-            for my $x (@act) {
-                my $y = $x;
-                if ($ci) { $y =~ s/^([^:]*)/lc $1/e; }
-                my $want = $ci ? ($l =~ s/^([^:]*)/lc $1/er) : $l;
-                my $wre = $ci ? join(".*", map { quotemeta } split(/<[^<>\n]*>/, $want, -1)) : $re;
-                if ($y =~ /^$wre$/s) { $ok = 1; last; }
-            }
-            print "$l\n" unless $ok;
+            $l = $norm->($l);
+            next if $l =~ /^\s*(\.\.\.)?\s*$/;
+            my $re = join(".*", map { quotemeta } split(/<[^<>]*>/, $l, -1));
+            print "$l\n" unless grep { /^$re$/s } @act;
         }
     ' "$@"
 }
@@ -196,139 +224,130 @@ match_lines() {
 declare -A V
 V[adminKey]=$GP_ADMIN_KEY
 
-# subst TEXT: replaces <name> with V[name]; returns 1 (and prints the
-# name on stderr) when a placeholder has no variable.
+# subst TEXT: SUBST = TEXT with every <name> replaced by V[name]; returns
+# 1 with UNDEF set when a placeholder has no value.
 subst() {
-    local s=$1 k name
-    for k in "${!V[@]}"; do s=${s//"<$k>"/${V[$k]}}; done
-    name=$(printf '%s' "$s" | grep -oE '<[A-Za-z_][A-Za-z0-9_]*>' | head -n 1)
-    if [ -n "$name" ]; then
-        echo "$name" >&2
-        printf '%s' "$s"
+    local k
+    SUBST=$1
+    for k in "${!V[@]}"; do SUBST=${SUBST//"<$k>"/${V[$k]}}; done
+    if [[ $SUBST =~ \<([A-Za-z_][A-Za-z0-9_]*)\> ]]; then
+        UNDEF=${BASH_REMATCH[1]}
         return 1
     fi
-    printf '%s' "$s"
+    return 0
 }
 
-HDR_RE='^[A-Za-z][A-Za-z0-9-]*: '
-
 # ------------------------------------------------------------ run examples
+#
+# The loop sends the requests (one curl each; a jq only for saves) and
+# checks status, headers and text bodies; the JSON bodies are compared
+# afterwards in a single jq run over all examples.
 
 gp_start --demo-data --no-detector --allow-private-webhooks || gp_finish
 
-nex=0
-for reqf in "$EX"/*.req; do
-    [ -f "$reqf" ] || continue
-    base=${reqf%.req}
-    IFS=$'\t' read -r docline saves heading <"$base.meta"
-    nex=$((nex + 1))
+declare -a NAME WANT PROB
+jq_args=()
+jq_prog=""
+i=0
+for exf in "$EX"/*.sh; do
+    [ -f "$exf" ] || continue
+    base=${exf%.sh}
+    # shellcheck disable=SC1090
+    . "$exf"
+    i=$((i + 1))
+    NAME[i]="api.md:$X_LINE $X_METHOD ${X_TARGET%%\?*}"
+    WANT[i]="$X_STATUS ($X_HEADING)"
+    PROB[i]=""
+    if [ -n "$X_ERR" ]; then
+        PROB[i]="$X_ERR"$'\n'
+        continue
+    fi
 
     # --- request ---
-    mapfile -t L <"$reqf"
-    reqline=${L[0]:-}
-    method=${reqline%% *}
-    target=${reqline#* }
-    name="api.md:$docline $method ${target%%\?*}"
-    i=1
-    hdrs=()
-    while [ $i -lt ${#L[@]} ] && [[ ${L[$i]} =~ $HDR_RE ]]; do
-        hdrs+=("${L[$i]}")
-        i=$((i + 1))
-    done
-    body=""
-    if [ $i -lt ${#L[@]} ]; then body=$(printf '%s\n' "${L[@]:$i}"); fi
-
-    bad=""
-    target=$(subst "$target" 2>"$GP_DIR/undef") || bad=$(cat "$GP_DIR/undef")
-    args=(-s -S -o "$GP_DIR/rb" -D "$GP_DIR/rh" -w '%{http_code}' -X "$method" --max-time 10)
+    UNDEF=""
+    subst "$X_TARGET"
+    target=$SUBST
+    args=(-s -o "$base.got" -D "$base.goth" -w '%{http_code}' -X "$X_METHOD" --max-time 10)
     has_ct=0
-    for h in "${hdrs[@]+"${hdrs[@]}"}"; do
-        h=$(subst "$h" 2>"$GP_DIR/undef") || bad=$(cat "$GP_DIR/undef")
-        args+=(-H "$h")
-        [[ ${h,,} == content-type:* ]] && has_ct=1
+    for h in "${X_HEADERS[@]+"${X_HEADERS[@]}"}"; do
+        subst "$h"
+        args+=(-H "$SUBST")
+        [[ ${SUBST,,} == content-type:* ]] && has_ct=1
     done
-    if [ -n "$body" ]; then
-        body=$(subst "$body" 2>"$GP_DIR/undef") || bad=$(cat "$GP_DIR/undef")
-        printf '%s' "$body" >"$GP_DIR/reqbody"
+    if [ -n "$X_BODY" ]; then
+        subst "$X_BODY"
+        printf '%s' "$SUBST" >"$GP_DIR/reqbody"
         [ $has_ct = 1 ] || args+=(-H 'Content-Type: application/json')
         args+=(--data-binary "@$GP_DIR/reqbody")
     fi
-    if [ -n "$bad" ]; then
-        fail "$name: placeholder $bad has no saved value"
+    if [ -n "$UNDEF" ]; then
+        PROB[i]="<$UNDEF> in the request has no saved value"$'\n'
         continue
     fi
-    if [ -z "$method" ] || [[ $target != /* ]]; then
-        fail "$name: request line must be 'METHOD /path'"
-        continue
-    fi
-    status=$(curl "${args[@]}" "$GP_URL$target" 2>"$GP_DIR/curlerr") || status="curl-error"
-    tr -d '\r' <"$GP_DIR/rh" >"$GP_DIR/rh2" 2>/dev/null
+    : >"$base.got"
+    status=$(curl "${args[@]}" "$GP_URL$target") || status="(curl failed: $status)"
 
-    # --- expected response ---
-    mapfile -t R <"$base.res"
-    want=${R[0]:-}
-    want=${want%% *}
-    j=1
-    : >"$GP_DIR/want_h"
-    while [ $j -lt ${#R[@]} ] && [[ ${R[$j]} =~ $HDR_RE ]]; do
-        printf '%s\n' "${R[$j]}" >>"$GP_DIR/want_h"
-        j=$((j + 1))
-    done
-    while [ $j -lt ${#R[@]} ] && [ -z "${R[$j]//[[:space:]]/}" ]; do j=$((j + 1)); done
-    : >"$GP_DIR/want_b"
-    if [ $j -lt ${#R[@]} ]; then printf '%s\n' "${R[@]:$j}" >"$GP_DIR/want_b"; fi
-
-    problems=()
-    if [ -z "$want" ]; then
-        problems+=("no expected status after '--'")
-    elif [ "$status" != "$want" ]; then
-        problems+=("status $status, documented $want")
+    # --- status, headers, text body ---
+    [ "$status" = "$X_STATUS" ] || PROB[i]+="status $status, documented $X_STATUS"$'\n'
+    if [ "$X_HAS_H" = 1 ]; then
+        out=$(match_lines "$base.wanth" "$base.goth" i)
+        [ -z "$out" ] || PROB[i]+=$(printf 'header not matched: %s\n' "$out")$'\n'
     fi
-    if [ -s "$GP_DIR/want_h" ]; then
-        while IFS= read -r m; do problems+=("header not matched: $m"); done \
-            < <(match_lines "$GP_DIR/want_h" "$GP_DIR/rh2" i)
-    fi
-    first=$(grep -m 1 -v '^[[:space:]]*$' "$GP_DIR/want_b" | sed 's/^[[:space:]]*//')
-    case "$first" in
-    "") ;;
-    "{"* | "["*)
-        if ! doc_json "$GP_DIR/want_b" >"$GP_DIR/want_j" || ! jq -e . "$GP_DIR/want_j" >/dev/null 2>&1; then
-            problems+=("documented response is not valid JSON")
-        elif ! jq -e . "$GP_DIR/rb" >/dev/null 2>&1; then
-            problems+=("response is not JSON")
-        else
-            while IFS= read -r m; do problems+=("$m"); done \
-                < <(jq -n -r --slurpfile d "$GP_DIR/want_j" --slurpfile a "$GP_DIR/rb" \
-                    "\$d[0] as \$d | \$a[0] as \$a | $JQ_CMP")
-        fi
+    case "$X_KIND" in
+    json)
+        jq_args+=(--slurpfile "d$i" "$base.want" --rawfile "a$i" "$base.got")
+        jq_prog+="${jq_prog:+, }(\$a$i | try fromjson catch \"<<not json>>\") as \$a | "
+        jq_prog+="if \$a == \"<<not json>>\" then \"$i response is not JSON\" "
+        jq_prog+="else (cmp(\"\$\"; \$d${i}[0]; \$a) | \"$i \" + .) end"
         ;;
-    *)
-        while IFS= read -r m; do problems+=("body line not matched: $m"); done \
-            < <(match_lines "$GP_DIR/want_b" "$GP_DIR/rb")
+    text)
+        out=$(match_lines "$base.want" "$base.got")
+        [ -z "$out" ] || PROB[i]+=$(printf 'body line not matched: %s\n' "$out")$'\n'
         ;;
     esac
 
-    if [ ${#problems[@]} -eq 0 ]; then
-        pass "$name -> $want"
-    else
-        fail "$name -> $want ($heading)"
-        for m in "${problems[@]:0:12}"; do echo "  $m"; done
-        echo "  response: $(head -c 400 "$GP_DIR/rb")"
+    # --- saves (kept even when the example fails, so later ones still run) ---
+    if [ ${#X_SAVES[@]} -gt 0 ]; then
+        prog=""
+        for s in "${X_SAVES[@]}"; do
+            prog+="${prog:+, }(\"${s%%=*} \" + ((\$a | ${s#*=}) // \"\" | tostring))"
+        done
+        out=$(jq -r -n --rawfile a "$base.got" "(\$a | try fromjson catch null) as \$a | $prog" 2>&1)
+        for s in "${X_SAVES[@]}"; do
+            var=${s%%=*}
+            val=""
+            while IFS= read -r m; do
+                [ "${m%% *}" = "$var" ] && { val=${m#* }; break; }
+            done <<<"$out"
+            if [ -z "$val" ]; then
+                PROB[i]+="save $s found no value"$'\n'
+            else
+                V[$var]=$val
+            fi
+        done
     fi
-
-    # --- saves (even after a failure, so later examples can still run) ---
-    for s in $saves; do
-        var=${s%%=*}
-        expr=${s#*=}
-        val=$(jq -r "$expr // empty" "$GP_DIR/rb" 2>/dev/null | head -n 1)
-        if [ -z "$val" ]; then
-            fail "$name: save $var=$expr found no value"
-        else
-            V[$var]=$val
-        fi
-    done
 done
-check "docs/api.md has examples" '[ $nex -gt 0 ]'
+
+# --- JSON bodies, all in one jq run ---
+if [ -n "$jq_prog" ]; then
+    out=$(jq -n -r "${jq_args[@]}" "$JQ_DEFS $jq_prog" 2>&1) || out="0 jq failed: ${out:0:300}"
+    while IFS= read -r m; do
+        [ -n "$m" ] || continue
+        n=${m%% *}
+        if [ "$n" = 0 ]; then fail "JSON comparison: ${m#* }"; else PROB[n]+="${m#* }"$'\n'; fi
+    done <<<"$out"
+fi
+
+for ((k = 1; k <= i; k++)); do
+    if [ -z "${PROB[k]}" ]; then
+        pass "${NAME[k]} -> ${WANT[k]%% *}"
+    else
+        fail "${NAME[k]} -> ${WANT[k]}"
+        printf '%s' "${PROB[k]}" | head -n 12 | sed 's/^/  /'
+        f=$(printf '%s/%04d.got' "$EX" "$k")
+        [ -f "$f" ] && head -c 400 "$f" | sed 's/^/  response| /' && echo
+    fi
+done
 
 gp_stop
 check "server exited cleanly after the examples" '[ "${GP_STOP_RC:-1}" = 0 ]'

@@ -638,7 +638,7 @@ static void test_slow_client_dropped(void **state)
     int before = slow.sends;
     put_alert(f->s, "brand-a", "burst_scan", NULL);
     pump_all(f->h);
-    sse_hub_heartbeat(f->h, time_now_ms());
+    sse_hub_heartbeat(f->h, time_now_ms() + 3600000);
     assert_int_equal(slow.sends, before);
     assert_int_equal(count(&fast, "event: threat"), 11);
     /* the server reports the close later */
@@ -681,16 +681,32 @@ static void test_limit(void **state)
 static void test_heartbeat(void **state)
 {
     struct fx *f = *state;
+    time_scale_set(1.0); /* a 3 s period whatever GENUPROOF_TIME_SCALE says */
+    sse_hub_free(f->h);
+    f->h = new_hub(f->s, 0);
     struct fake_conn a = {0}, b = {0}, all = {0};
     struct sse_sub *sa = sub_open(f->h, &a, "brand-a", false, false, false, 0);
     struct sse_sub *sb = sub_open(f->h, &b, "brand-b", false, false, false, 0);
     struct sse_sub *sall = sub_open(f->h, &all, NULL, true, false, false, 0);
-    int64_t t = 1781967600123; /* 2026-06-20T15:00:00.123Z */
+    /* not due yet: nothing */
+    sse_hub_heartbeat(f->h, time_now_ms());
+    assert_int_equal(a.out.len + b.out.len + all.out.len, 0);
+    /* one period (3 s, unscaled here) later: everyone, once */
+    int64_t t = time_now_ms() + 3100;
+    char iso[ISO_LEN + 1], want[128];
+    time_iso(t, iso);
+    snprintf(want, sizeof want, "event: heartbeat\ndata: {\"ts\":\"%s\"}\n\n", iso);
     sse_hub_heartbeat(f->h, t);
-    const char *want = "event: heartbeat\ndata: {\"ts\":\"2026-06-20T15:00:00.123Z\"}\n\n";
     assert_string_equal(buf_cstr(&a.out), want);
     assert_string_equal(buf_cstr(&b.out), want);
     assert_string_equal(buf_cstr(&all.out), want);
+    sse_hub_heartbeat(f->h, t + 1000);
+    assert_int_equal(count(&a, "heartbeat"), 1);
+    /* the next period */
+    sse_hub_heartbeat(f->h, t + 3000);
+    assert_int_equal(count(&a, "event: heartbeat"), 2);
+    assert_int_equal(count(&all, "event: heartbeat"), 2);
+    time_scale_set(0);
     sub_close(sa, &a);
     sub_close(sb, &b);
     sub_close(sall, &all);
