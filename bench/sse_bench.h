@@ -209,9 +209,11 @@ static inline int bench_http(int port, const char *method, const char *path, con
                  "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
                  method, path, extra_headers ? extra_headers : "", strlen(json));
     else
-        snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n%s\r\n",
-                 method, path, extra_headers ? extra_headers : "");
-    if (bench_write_all(fd, head, strlen(head)) || (json && bench_write_all(fd, json, strlen(json))))
+        snprintf(head, sizeof head,
+                 "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n%s\r\n", method, path,
+                 extra_headers ? extra_headers : "");
+    if (bench_write_all(fd, head, strlen(head)) ||
+        (json && bench_write_all(fd, json, strlen(json))))
         goto out;
     for (;;) {
         if (len + 4096 > cap) {

@@ -280,8 +280,8 @@ int main(int argc, char **argv)
                 tmp[m++] = arrive[i];
         double first = bench_quantile(tmp, m, 0), p50 = bench_quantile(tmp, m, 0.5),
                p99 = bench_quantile(tmp, m, 0.99), last = bench_quantile(tmp, m, 1.0);
-        printf("| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %zu/%d |\n", r + 1, t_ans, first, p50, p99,
-               last, m, o.subs);
+        printf("| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %zu/%d |\n", r + 1, t_ans, first, p50,
+               p99, last, m, o.subs);
         fflush(stdout);
         if (p99 > worst_p99)
             worst_p99 = p99;

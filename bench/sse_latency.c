@@ -140,8 +140,7 @@ static void scan(int port, struct stream *st, const char *code, const char *coun
         struct pollfd p[2] = {{.fd = st->fd, .events = POLLIN}, {.fd = vfd, .events = POLLIN}};
         int k = poll(p, answered ? 1 : 2, 20);
         double now = bench_now_ms();
-        if (k > 0 && (p[0].revents & POLLIN) && stream_read(st) && *lat < 0 &&
-            st->threats > before)
+        if (k > 0 && (p[0].revents & POLLIN) && stream_read(st) && *lat < 0 && st->threats > before)
             *lat = now - t0;
         if (!answered && k > 0 && p[1].revents && verify_done(vfd)) {
             answered = true;
@@ -181,7 +180,8 @@ int main(int argc, char **argv)
     int total = o.alerts + o.warmup;
     char **codes = calloc((size_t)total, sizeof *codes);
     for (int i = 0; i < total; i += BATCH) {
-        size_t off = (size_t)snprintf(json, sizeof json, "{\"brandId\":\"%s\",\"products\":[", brand);
+        size_t off =
+            (size_t)snprintf(json, sizeof json, "{\"brandId\":\"%s\",\"products\":[", brand);
         for (int k = i; k < total && k < i + BATCH; k++)
             off += (size_t)snprintf(json + off, sizeof json - off, "%s{\"name\":\"Latency %d\"}",
                                     k > i ? "," : "", k);
@@ -236,7 +236,8 @@ int main(int argc, char **argv)
 
     printf("# scan -> SSE alert latency: %d alerts (after %d warm-up), durability %s\n\n", n,
            o.warmup, o.durability);
-    printf("| measure | p50 ms | p90 ms | p99 ms | max ms | mean ms |\n|---|---|---|---|---|---|\n");
+    printf(
+        "| measure | p50 ms | p90 ms | p99 ms | max ms | mean ms |\n|---|---|---|---|---|---|\n");
     double mean = n ? sum / n : 0;
     double p50 = bench_quantile(lat, (size_t)n, 0.5), p90 = bench_quantile(lat, (size_t)n, 0.9),
            p99 = bench_quantile(lat, (size_t)n, 0.99), mx = bench_quantile(lat, (size_t)n, 1.0);

@@ -229,9 +229,9 @@ static int brand_of_newest_delivery(struct api_req *r, const char *dpk, char *ou
 
     if (rc)
         return rc;
-    b = res.count > 0 ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res.items, 0),
-                                                         "brandId")
-                      : NULL;
+    b = res.count > 0
+            ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res.items, 0), "brandId")
+            : NULL;
     rc = ERR_NOTFOUND;
     if (cJSON_IsString(b) && strlen(b->valuestring) < n) {
         strcpy(out, b->valuestring);

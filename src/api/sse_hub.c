@@ -61,9 +61,9 @@
 
 /* Largest frame: an alert item is at most STORE_ITEM_MAX bytes; its JSON
  * can grow by escaping, so leave generous room. */
-#define FRAME_MAX (4 * STORE_ITEM_MAX)
+#define FRAME_MAX         (4 * STORE_ITEM_MAX)
 #define BRAND_BUCKETS_MIN 64
-#define PRODUCT_BUCKETS (2 * SSE_HUB_PRODUCT_CACHE)
+#define PRODUCT_BUCKETS   (2 * SSE_HUB_PRODUCT_CACHE)
 /* Wait before retrying a replay blocked on output or a failed read. */
 #define RETRY_S 0.05
 
@@ -85,9 +85,9 @@ struct sse_sub {
     struct sse_sub *prev, *next;
     struct sse_sub *hprev, *hnext; /* heartbeat queue (open subscribers) */
     int64_t hb_due;                /* wall-clock ms of the next heartbeat */
-    struct sse_brand *brand; /* NULL: all brands */
-    uint64_t cursor;         /* last seq this subscriber is past */
-    unsigned char state;     /* enum sub_state */
+    struct sse_brand *brand;       /* NULL: all brands */
+    uint64_t cursor;               /* last seq this subscriber is past */
+    unsigned char state;           /* enum sub_state */
     bool scans, resume, gap_checked, in_hbq;
 };
 
@@ -576,7 +576,7 @@ static bool replay_wants(const struct sse_sub *s, const struct stream_record *r)
  */
 static enum replay_result replay_sub(struct sse_hub *h, struct sse_sub *s, size_t *budget)
 {
-    while (s->state == SUB_REPLAY && s->cursor < h->pos && *budget > 0) {
+    while (s->state == SUB_REPLAY && s->cursor<h->pos && * budget> 0) {
         struct stream_record *recs = NULL;
         size_t n = 0, max = *budget < SSE_HUB_CHUNK ? *budget : SSE_HUB_CHUNK;
         if (h->sink->pending && h->sink->pending(s->conn) > h->buffer_max / 2)
@@ -713,8 +713,8 @@ struct sse_hub *sse_hub_new(const struct sse_hub_config *cfg, char *err, size_t 
     h->buffer_max = cfg->buffer_max ? cfg->buffer_max : 256 * 1024;
     h->sndbuf = cfg->sndbuf ? cfg->sndbuf : SSE_HUB_SNDBUF;
     h->pos = h->durable = head;
-    h->hb_ms = llround(1000.0 * scaled(cfg->heartbeat_s > 0 ? cfg->heartbeat_s
-                                                            : SSE_HUB_HEARTBEAT_S));
+    h->hb_ms =
+        llround(1000.0 * scaled(cfg->heartbeat_s > 0 ? cfg->heartbeat_s : SSE_HUB_HEARTBEAT_S));
     if (h->hb_ms < 10)
         h->hb_ms = 10;
     h->nbuckets = BRAND_BUCKETS_MIN;

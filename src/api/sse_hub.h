@@ -46,11 +46,11 @@ struct http_conn;
 struct sse_hub;
 struct sse_sub;
 
-#define SSE_HUB_MAX_PER_BRAND 1000 /* default concurrent streams per brand (and for ?all=1) */
-#define SSE_HUB_HEARTBEAT_S   3.0  /* heartbeat period before scaling */
-#define SSE_HUB_CHUNK         256  /* stream records read per store call */
-#define SSE_HUB_PUMP_BUDGET   4096 /* records per pump call before yielding to the loop */
-#define SSE_HUB_PRODUCT_CACHE 4096 /* product -> brand entries kept */
+#define SSE_HUB_MAX_PER_BRAND 1000  /* default concurrent streams per brand (and for ?all=1) */
+#define SSE_HUB_HEARTBEAT_S   3.0   /* heartbeat period before scaling */
+#define SSE_HUB_CHUNK         256   /* stream records read per store call */
+#define SSE_HUB_PUMP_BUDGET   4096  /* records per pump call before yielding to the loop */
+#define SSE_HUB_PRODUCT_CACHE 4096  /* product -> brand entries kept */
 #define SSE_HUB_SNDBUF        32768 /* kernel send buffer of a stream socket (see below) */
 
 /* Where frames go.  The default (cfg.sink NULL) is the HTTP server:
@@ -68,14 +68,14 @@ struct sse_sink_ops {
 };
 
 struct sse_hub_config {
-    struct store *store;       /* required, borrowed */
-    struct ev_loop *loop;      /* NULL: no watchers; the caller runs sse_hub_pump() and
-                                * sse_hub_heartbeat() itself (tests) */
-    struct metrics *metrics;   /* NULL: none (sse_clients gauge, dropped counter) */
-    size_t max_per_brand;      /* 0 -> SSE_HUB_MAX_PER_BRAND */
-    size_t buffer_max;         /* the connections' output cap (http stream_buffer_max);
-                                * replay pauses above half of it; 0 -> 256 KiB */
-    double heartbeat_s;        /* 0 -> SSE_HUB_HEARTBEAT_S (then scaled) */
+    struct store *store;     /* required, borrowed */
+    struct ev_loop *loop;    /* NULL: no watchers; the caller runs sse_hub_pump() and
+                              * sse_hub_heartbeat() itself (tests) */
+    struct metrics *metrics; /* NULL: none (sse_clients gauge, dropped counter) */
+    size_t max_per_brand;    /* 0 -> SSE_HUB_MAX_PER_BRAND */
+    size_t buffer_max;       /* the connections' output cap (http stream_buffer_max);
+                              * replay pauses above half of it; 0 -> 256 KiB */
+    double heartbeat_s;      /* 0 -> SSE_HUB_HEARTBEAT_S (then scaled) */
     /* SO_SNDBUF of each stream socket: 0 -> SSE_HUB_SNDBUF, < 0 -> kernel
      * autotuning.  Left to autotuning, a client that stops reading parks up
      * to the kernel's wmem maximum (4 MiB by default) before buffer_max

@@ -53,13 +53,13 @@
  * product_recall) to every active webhook of the brand. */
 #define PER_RECORD_MAX (2 * WEBHOOK_MAX_PER_BRAND)
 /* Time a step may spend reading the stream before yielding (ms). */
-#define STEP_BUDGET_MS 5
-#define POLL_S         1.0
+#define STEP_BUDGET_MS        5
+#define POLL_S                1.0
 #define ATTEMPT_TIMEOUT_MIN_S 0.5
-#define ERR_BACKOFF_S  0.2
-#define ERR_BACKOFF_MAX_S 30.0
-#define BRAND_CACHE    64
-#define PRODUCT_CACHE  256
+#define ERR_BACKOFF_S         0.2
+#define ERR_BACKOFF_MAX_S     30.0
+#define BRAND_CACHE           64
+#define PRODUCT_CACHE         256
 
 enum wh_state { WH_WAIT = 0, WH_INFLIGHT, WH_WRITE };
 
@@ -74,7 +74,7 @@ struct wh_entry {
     char *payload;
     size_t payload_len;
     unsigned attempts;
-    cJSON *history; /* owned array of attempt records */
+    cJSON *history;  /* owned array of attempt records */
     int64_t next_ms; /* wall clock of the next attempt */
     /* outcome waiting to be written (WH_WRITE) */
     long last_status;
@@ -92,9 +92,9 @@ struct webhook_dispatch {
     ev_timer kick, wake, poll;
     struct wh_entry **q;
     size_t nq;
-    uint64_t read_seq;    /* last stream sequence consumed (in memory) */
-    uint64_t durable_seq; /* last checkpoint written */
-    bool need_resume;     /* reload pending deliveries when the queue empties */
+    uint64_t read_seq;     /* last stream sequence consumed (in memory) */
+    uint64_t durable_seq;  /* last checkpoint written */
+    bool need_resume;      /* reload pending deliveries when the queue empties */
     int64_t backoff_until; /* mono ms: no store work before */
     double backoff_s;
     struct webhook_dispatch_stats st;
@@ -169,8 +169,8 @@ static bool addr_public_cb(void *arg, const struct sockaddr *sa, socklen_t len)
 
 /* Records the outcome of one attempt (or of a refusal to attempt) and
  * queues it for writing. */
-static void attempt_finished(struct wh_entry *e, long status, const char *error,
-                             double duration_ms, bool counts)
+static void attempt_finished(struct wh_entry *e, long status, const char *error, double duration_ms,
+                             bool counts)
 {
     struct webhook_dispatch *d = e->d;
     int64_t now = now_ms();
@@ -334,11 +334,12 @@ static int write_outcome(struct webhook_dispatch *d, struct wh_entry *e)
     size_t n = 0;
     int rc;
 
-    v_status = cJSON_CreateString(e->delivered  ? WEBHOOK_ST_DELIVERED
-                                  : e->failed ? WEBHOOK_ST_FAILED
-                                              : WEBHOOK_ST_PENDING);
+    v_status = cJSON_CreateString(e->delivered ? WEBHOOK_ST_DELIVERED
+                                  : e->failed  ? WEBHOOK_ST_FAILED
+                                               : WEBHOOK_ST_PENDING);
     v_attempts = cJSON_CreateNumber(e->attempts);
-    v_lstatus = e->last_status > 0 ? cJSON_CreateNumber((double)e->last_status) : cJSON_CreateNull();
+    v_lstatus =
+        e->last_status > 0 ? cJSON_CreateNumber((double)e->last_status) : cJSON_CreateNull();
     v_lerror = e->last_error[0] ? cJSON_CreateString(e->last_error) : cJSON_CreateNull();
     if (final) {
         v_next = cJSON_CreateNull();
@@ -455,8 +456,8 @@ static struct wh_entry *entry_from_item(struct webhook_dispatch *d, const cJSON 
     struct wh_entry *e;
     int64_t next_ms = 0;
 
-    if (!webhook_id_ok(id) || !webhook_id_ok(wid) || !brand_id_ok(bid) ||
-        !webhook_event_bit(ev) || !pk || !sk || !payload)
+    if (!webhook_id_ok(id) || !webhook_id_ok(wid) || !brand_id_ok(bid) || !webhook_event_bit(ev) ||
+        !pk || !sk || !payload)
         return NULL;
     e = xcalloc(1, sizeof *e);
     e->d = d;
@@ -697,7 +698,7 @@ static int classify_record(struct webhook_dispatch *d, struct pump_cache *pc,
         if (r->kind == STORE_INSERT && type && !strcmp(type, "product_recall"))
             out->bits |= WEBHOOK_EV_RECALL;
         t = r->kind == STORE_MODIFY && str_attr(img, "lastSeen") ? str_attr(img, "lastSeen")
-                                                                  : str_attr(img, "timestamp");
+                                                                 : str_attr(img, "timestamp");
     } else {
         return 0;
     }
@@ -730,8 +731,7 @@ static void pending_clear(struct pending_new *p, size_t from)
 
 /* Adds the deliveries of record r to p.  Returns 0, or a store error. */
 static int record_deliveries(struct webhook_dispatch *d, struct pump_cache *pc,
-                             const struct stream_record *r, struct pending_new *p,
-                             struct buf *body)
+                             const struct stream_record *r, struct pending_new *p, struct buf *body)
 {
     struct rec_events re;
     const struct brand_hooks *bh = NULL;
@@ -804,9 +804,8 @@ static int pump_commit(struct webhook_dispatch *d, struct pending_new *p, uint64
     int rc;
 
     for (size_t i = 0; i < p->n; i++)
-        w[n++] = (struct store_write){.kind = STORE_W_PUT,
-                                      .item = p->items[i],
-                                      .cond = {.kind = STORE_COND_NOT_EXISTS}};
+        w[n++] = (struct store_write){
+            .kind = STORE_W_PUT, .item = p->items[i], .cond = {.kind = STORE_COND_NOT_EXISTS}};
     w[n++] = (struct store_write){.kind = STORE_W_CHECKPOINT, .reader = d->reader, .seq = seq};
     rc = store_transact(d->store, w, n, NULL);
     if (rc)
@@ -996,8 +995,8 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
 /* ---- public API --------------------------------------------------------- */
 
 struct webhook_dispatch *webhook_dispatch_new(struct store *s, struct ev_loop *loop,
-                                              const struct webhook_dispatch_config *cfg,
-                                              char *err, size_t errlen)
+                                              const struct webhook_dispatch_config *cfg, char *err,
+                                              size_t errlen)
 {
     static const struct webhook_dispatch_config defaults = {0};
     struct webhook_dispatch *d;

@@ -49,14 +49,14 @@ struct store;
 struct ev_loop;
 struct webhook_dispatch;
 
-#define WEBHOOK_DISPATCH_READER       "webhooks"
-#define WEBHOOK_DISPATCH_TIMEOUT_S    5.0
-#define WEBHOOK_DISPATCH_ATTEMPTS     6
-#define WEBHOOK_DISPATCH_BACKOFF_S    1.0
-#define WEBHOOK_DISPATCH_INFLIGHT     64
-#define WEBHOOK_DISPATCH_QUEUE        1024
-#define WEBHOOK_DISPATCH_BATCH        100
-#define WEBHOOK_DISPATCH_PAYLOAD_MAX  (64 * 1024)
+#define WEBHOOK_DISPATCH_READER      "webhooks"
+#define WEBHOOK_DISPATCH_TIMEOUT_S   5.0
+#define WEBHOOK_DISPATCH_ATTEMPTS    6
+#define WEBHOOK_DISPATCH_BACKOFF_S   1.0
+#define WEBHOOK_DISPATCH_INFLIGHT    64
+#define WEBHOOK_DISPATCH_QUEUE       1024
+#define WEBHOOK_DISPATCH_BATCH       100
+#define WEBHOOK_DISPATCH_PAYLOAD_MAX (64 * 1024)
 
 /* Zero fields take their defaults.  Durations are in unscaled seconds:
  * the engine applies GENUPROOF_TIME_SCALE. */
@@ -72,15 +72,15 @@ struct webhook_dispatch_config {
 };
 
 struct webhook_dispatch_stats {
-    uint64_t created;   /* delivery items written */
-    uint64_t delivered; /* final: 2xx */
-    uint64_t failed;    /* final: attempts exhausted or webhook gone */
-    uint64_t attempts;  /* HTTP attempts finished */
-    uint64_t resumed;   /* pending deliveries loaded from the store */
-    uint64_t skipped;   /* events dropped (payload over the cap) */
-    uint64_t errors;    /* store errors (each followed by a backoff) */
-    uint64_t queued;    /* deliveries in memory now */
-    uint64_t inflight;  /* requests in flight now */
+    uint64_t created;    /* delivery items written */
+    uint64_t delivered;  /* final: 2xx */
+    uint64_t failed;     /* final: attempts exhausted or webhook gone */
+    uint64_t attempts;   /* HTTP attempts finished */
+    uint64_t resumed;    /* pending deliveries loaded from the store */
+    uint64_t skipped;    /* events dropped (payload over the cap) */
+    uint64_t errors;     /* store errors (each followed by a backoff) */
+    uint64_t queued;     /* deliveries in memory now */
+    uint64_t inflight;   /* requests in flight now */
     uint64_t checkpoint; /* last stream sequence read */
 };
 
@@ -93,8 +93,8 @@ struct webhook_dispatch_stats {
  * client cannot be created.
  */
 struct webhook_dispatch *webhook_dispatch_new(struct store *s, struct ev_loop *loop,
-                                              const struct webhook_dispatch_config *cfg,
-                                              char *err, size_t errlen);
+                                              const struct webhook_dispatch_config *cfg, char *err,
+                                              size_t errlen);
 /* Stops everything (requests in flight are abandoned and stay pending in
  * the store), persists the checkpoint when possible, frees.  NULL ok. */
 void webhook_dispatch_free(struct webhook_dispatch *d);

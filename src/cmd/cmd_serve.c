@@ -24,6 +24,7 @@
 #include <ev.h>
 
 #include "api/app.h"
+#include "api/classify_driver.h"
 #include "api/webhook_dispatch.h"
 #include "api/demo.h"
 #include "api/detect_driver.h"
@@ -47,6 +48,7 @@ struct serve {
     struct detect_driver *detector;    /* NULL with --no-detector */
     struct sse_hub *sse;               /* GET /api/stream subscribers */
     struct webhook_dispatch *webhooks; /* webhook deliveries (H10) */
+    struct classify_driver *classifier; /* --classifier gemini|openai (H10) */
     ev_signal sigterm, sigint;
     ev_timer maint, drain_deadline;
     bool draining;
@@ -340,6 +342,27 @@ int cmd_serve(int argc, char **argv)
         }
         app_add_commit_listener(sv.app, webhook_dispatch_on_commit, sv.webhooks);
     }
+    {
+        enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
+        classify_provider_parse(opt_str(&o, "classifier"), &prov);
+        if (prov != CLASSIFY_PROVIDER_RULES) {
+            struct classify_driver_config cc = {
+                .model = {.provider = prov,
+                          .url = opt_str(&o, "classifier-url"),
+                          .model = opt_str(&o, "classifier-model"),
+                          .timeout_s = (double)opt_int(&o, "classifier-timeout")},
+            };
+            sv.classifier = classify_driver_new(sv.store, sv.loop, &cc, err, sizeof err);
+            if (!sv.classifier) {
+                log_error("%s", err);
+                status = SERVE_EXIT_USAGE;
+                goto out;
+            }
+            app_add_commit_listener(sv.app, classify_driver_on_commit, sv.classifier);
+            log_info("model classifier: %s (rules stand on any model error)",
+                     classify_provider_name(prov));
+        }
+    }
     int port = http_server_port(sv.srv);
     const char *port_file = opt_str(&o, "port-file");
     if (port_file && write_port_file(port_file, port)) {
@@ -392,6 +415,10 @@ out:
         app_remove_commit_listener(sv.app, sse_hub_commit_cb, sv.sse);
         app_set_sse_hub(sv.app, NULL);
         sse_hub_free(sv.sse);
+    }
+    if (sv.classifier) {
+        app_remove_commit_listener(sv.app, classify_driver_on_commit, sv.classifier);
+        classify_driver_free(sv.classifier);
     }
     if (sv.webhooks) {
         app_remove_commit_listener(sv.app, webhook_dispatch_on_commit, sv.webhooks);

@@ -149,10 +149,10 @@ static bool v6_private(const unsigned char *b)
     if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x00)
         return true; /* 2001::/32 Teredo: the real peer is hidden */
     if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
-        return true;               /* 2001:db8::/32 documentation */
+        return true; /* 2001:db8::/32 documentation */
     if (b[0] == 0x01 && b[1] == 0x00 && all_zero(b + 2, 6))
-        return true;               /* 100::/64 discard */
-    if ((b[0] & 0xfe) == 0xfc)     /* fc00::/7 unique local */
+        return true;           /* 100::/64 discard */
+    if ((b[0] & 0xfe) == 0xfc) /* fc00::/7 unique local */
         return true;
     if (b[0] == 0xfe && (b[1] & 0x80) == 0x80) /* fe80::/10 link-local, fec0::/10 site-local */
         return true;
@@ -250,8 +250,8 @@ int webhook_url_parse(const char *url, struct webhook_url *out, char *err, size_
     }
     {
         unsigned char tmp[16];
-        out->host_is_ip = inet_pton(AF_INET, out->host, tmp) == 1 ||
-                          inet_pton(AF_INET6, out->host, tmp) == 1;
+        out->host_is_ip =
+            inet_pton(AF_INET, out->host, tmp) == 1 || inet_pton(AF_INET6, out->host, tmp) == 1;
     }
     out->https = strcasecmp(scheme, "https") == 0;
 out:
@@ -535,9 +535,9 @@ cJSON *webhook_delivery_item_new(const struct webhook_delivery_fields *f)
     struct key pk, sk;
     cJSON *it;
 
-    if (!f || !webhook_id_ok(f->id) || !webhook_id_ok(f->webhook_id) ||
-        !brand_id_ok(f->brand_id) || !webhook_event_bit(f->event) || !f->created_at ||
-        !time_is_iso(f->created_at) || !f->payload || !key_delivery_pk(&pk, f->webhook_id) ||
+    if (!f || !webhook_id_ok(f->id) || !webhook_id_ok(f->webhook_id) || !brand_id_ok(f->brand_id) ||
+        !webhook_event_bit(f->event) || !f->created_at || !time_is_iso(f->created_at) ||
+        !f->payload || !key_delivery_pk(&pk, f->webhook_id) ||
         !key_delivery_sk(&sk, f->created_at, f->id))
         return NULL;
     it = cJSON_CreateObject();

@@ -170,9 +170,8 @@ UNITTEST_STATIC int classify_model_parse_text(const char *text, struct classify_
         goto bad;
     cJSON_ArrayForEach(it, acts)
     {
-        if (r->nactions >= CLASSIFY_MODEL_ACTIONS_MAX || !cJSON_IsString(it) ||
-            !it->valuestring || !*it->valuestring ||
-            strlen(it->valuestring) > CLASSIFY_MODEL_ACTION_MAX ||
+        if (r->nactions >= CLASSIFY_MODEL_ACTIONS_MAX || !cJSON_IsString(it) || !it->valuestring ||
+            !*it->valuestring || strlen(it->valuestring) > CLASSIFY_MODEL_ACTION_MAX ||
             !text_ok(it->valuestring, strlen(it->valuestring)))
             goto bad;
         r->actions[r->nactions++] = it->valuestring;
@@ -410,8 +409,8 @@ struct classify_model *classify_model_new(struct ev_loop *loop,
     bool gemini;
     size_t n;
 
-    if (!cfg || (cfg->provider != CLASSIFY_PROVIDER_GEMINI &&
-                 cfg->provider != CLASSIFY_PROVIDER_OPENAI)) {
+    if (!cfg ||
+        (cfg->provider != CLASSIFY_PROVIDER_GEMINI && cfg->provider != CLASSIFY_PROVIDER_OPENAI)) {
         snprintf(err, errlen, "classifier: the provider must be gemini or openai");
         return NULL;
     }
@@ -453,10 +452,10 @@ struct classify_model *classify_model_new(struct ev_loop *loop,
             buf_puts(&b, "/chat/completions");
         m->endpoint = buf_steal(&b);
     }
-    struct http_client_config hc = {
-        .max_inflight = cfg->max_inflight ? cfg->max_inflight : CLASSIFY_MODEL_INFLIGHT,
-        .max_response = REPLY_MAX,
-        .user_agent = "GenuProof-Classifier/1"};
+    struct http_client_config hc = {.max_inflight = cfg->max_inflight ? cfg->max_inflight
+                                                                      : CLASSIFY_MODEL_INFLIGHT,
+                                    .max_response = REPLY_MAX,
+                                    .user_agent = "GenuProof-Classifier/1"};
     m->http = http_client_new(loop, &hc);
     if (!m->http) {
         snprintf(err, errlen, "classifier: cannot create the HTTP client");

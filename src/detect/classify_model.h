@@ -31,14 +31,18 @@
 struct ev_loop;
 struct classify_model;
 
-enum classify_provider { CLASSIFY_PROVIDER_RULES = 0, CLASSIFY_PROVIDER_GEMINI, CLASSIFY_PROVIDER_OPENAI };
+enum classify_provider {
+    CLASSIFY_PROVIDER_RULES = 0,
+    CLASSIFY_PROVIDER_GEMINI,
+    CLASSIFY_PROVIDER_OPENAI
+};
 
-#define CLASSIFY_GEMINI_URL     "https://generativelanguage.googleapis.com/v1beta"
-#define CLASSIFY_GEMINI_MODEL   "gemini-2.5-flash"
-#define CLASSIFY_OPENAI_URL     "https://api.openai.com/v1"
-#define CLASSIFY_OPENAI_MODEL   "gpt-4o-mini"
-#define CLASSIFY_MODEL_TIMEOUT_S 10.0
-#define CLASSIFY_MODEL_INFLIGHT  8
+#define CLASSIFY_GEMINI_URL        "https://generativelanguage.googleapis.com/v1beta"
+#define CLASSIFY_GEMINI_MODEL      "gemini-2.5-flash"
+#define CLASSIFY_OPENAI_URL        "https://api.openai.com/v1"
+#define CLASSIFY_OPENAI_MODEL      "gpt-4o-mini"
+#define CLASSIFY_MODEL_TIMEOUT_S   10.0
+#define CLASSIFY_MODEL_INFLIGHT    8
 #define CLASSIFY_MODEL_ACTIONS_MAX 5
 #define CLASSIFY_MODEL_ACTION_MAX  200
 #define CLASSIFY_MODEL_VECTOR_MAX  64
@@ -59,10 +63,10 @@ struct classify_model_config {
 
 /* What the model is told: the rule classifier's view of one alert. */
 struct classify_model_input {
-    const char *type;         /* alert type, e.g. "geographic_anomaly" */
-    const char *details;      /* the rule narrative, with the numbers */
+    const char *type;          /* alert type, e.g. "geographic_anomaly" */
+    const char *details;       /* the rule narrative, with the numbers */
     const char *rule_severity; /* the rules' severity (context for the model) */
-    const char *const *flags; /* every check that fired */
+    const char *const *flags;  /* every check that fired */
     size_t nflags;
     const char *country; /* may be NULL */
 };

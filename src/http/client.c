@@ -59,8 +59,8 @@ struct hc_call {
     void *arg;
     http_client_addr_fn addr_ok;
     void *addr_arg;
-    bool blocked;  /* the address filter refused a connect */
-    bool too_big;  /* the body passed max_response */
+    bool blocked; /* the address filter refused a connect */
+    bool too_big; /* the body passed max_response */
     char blocked_ip[INET6_ADDRSTRLEN];
     int64_t start_us;
     char errbuf[CURL_ERROR_SIZE];
@@ -95,8 +95,8 @@ static void io_cb(struct ev_loop *loop, ev_io *w, int revents)
     (void)loop;
     struct hc_sock *sk = container_of(w, struct hc_sock, io);
     struct http_client *c = sk->c;
-    int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) |
-                 ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+    int action =
+        ((revents & EV_READ) ? CURL_CSELECT_IN : 0) | ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
     int running = 0;
 
     /* sk may be freed inside (CURL_POLL_REMOVE): do not touch it after. */
@@ -240,8 +240,8 @@ static void call_free(struct hc_call *call)
 }
 
 /* Maps a finished transfer to a result. */
-static void result_of(struct hc_call *call, CURLcode code, struct http_client_res *res,
-                      char *text, size_t textlen)
+static void result_of(struct hc_call *call, CURLcode code, struct http_client_res *res, char *text,
+                      size_t textlen)
 {
     long status = 0;
 
@@ -381,7 +381,8 @@ static bool url_acceptable(const char *url)
 }
 
 /* Applies the per-transfer options; 0 or ERR_IO. */
-static int call_setup(struct http_client *c, struct hc_call *call, const struct http_client_req *req)
+static int call_setup(struct http_client *c, struct hc_call *call,
+                      const struct http_client_req *req)
 {
     CURL *e = call->easy;
     double t = req->timeout_s > 0 ? req->timeout_s : HTTP_CLIENT_TIMEOUT_DEFAULT;

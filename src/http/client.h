@@ -52,8 +52,8 @@ struct http_client_req {
     size_t nheaders;            /* at most HTTP_CLIENT_HEADERS_MAX */
     const char *body;           /* copied; may be NULL */
     size_t body_len;
-    double timeout_s;              /* whole request (already scaled); <= 0 -> 30 s */
-    http_client_addr_fn addr_ok;   /* NULL: any address */
+    double timeout_s;            /* whole request (already scaled); <= 0 -> 30 s */
+    http_client_addr_fn addr_ok; /* NULL: any address */
     void *addr_arg;
 };
 

@@ -44,9 +44,10 @@ void mini_reply(int fd, int status, const char *content_type, const char *body)
 {
     char head[256];
     size_t n = body ? strlen(body) : 0;
-    snprintf(head, sizeof head,
-             "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-             status, content_type ? content_type : "text/plain", n);
+    snprintf(
+        head, sizeof head,
+        "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+        status, content_type ? content_type : "text/plain", n);
     mini_send(fd, head, strlen(head));
     if (n)
         mini_send(fd, body, n);

@@ -35,8 +35,8 @@ static struct mini_httpd *srv;
 static struct seen seen = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 #define GOOD_REPLY                                                                                 \
-    "{\"severity\":\"HIGH\",\"attack_vector\":\"tag_cloning\",\"narrative\":\"The same tag was "  \
-    "scanned in three countries within a day.\",\"recommended_actions\":[\"Disable the tag\","    \
+    "{\"severity\":\"HIGH\",\"attack_vector\":\"tag_cloning\",\"narrative\":\"The same tag was "   \
+    "scanned in three countries within a day.\",\"recommended_actions\":[\"Disable the tag\","     \
     "\"Notify the brand\"],\"confidence\":87}"
 
 static void handler(void *arg, const struct mini_req *r, int fd)
@@ -301,7 +301,8 @@ static void test_reply_checks(void **state)
         "{\"severity\":\"severe\",\"attack_vector\":\"x\",\"narrative\":\"n\",\"confidence\":5}",
         "{\"severity\":\"low\",\"attack_vector\":\"x;rm\",\"narrative\":\"n\",\"confidence\":5}",
         "{\"severity\":\"low\",\"attack_vector\":\"\",\"narrative\":\"n\",\"confidence\":5}",
-        "{\"severity\":\"low\",\"attack_vector\":\"x\",\"narrative\":\"a\\u0001b\",\"confidence\":5}",
+        "{\"severity\":\"low\",\"attack_vector\":\"x\",\"narrative\":\"a\\u0001b\",\"confidence\":"
+        "5}",
         "{\"severity\":\"low\",\"attack_vector\":\"x\",\"narrative\":\"n\",\"confidence\":101}",
         "{\"severity\":\"low\",\"attack_vector\":\"x\",\"narrative\":\"n\",\"confidence\":\"50\"}",
         "{\"severity\":\"low\",\"attack_vector\":\"x\",\"narrative\":\"n\"}",
@@ -318,8 +319,9 @@ static void test_reply_checks(void **state)
 
     /* a narrative longer than the rule classifier's buffer */
     char *big = malloc(CLASSIFY_NARRATIVE_MAX + 200);
-    int n = snprintf(big, 100, "{\"severity\":\"low\",\"attack_vector\":\"x\",\"confidence\":5,"
-                               "\"narrative\":\"");
+    int n = snprintf(big, 100,
+                     "{\"severity\":\"low\",\"attack_vector\":\"x\",\"confidence\":5,"
+                     "\"narrative\":\"");
     memset(big + n, 'a', CLASSIFY_NARRATIVE_MAX);
     strcpy(big + n + CLASSIFY_NARRATIVE_MAX, "\"}");
     assert_int_equal(parse(big, &r), ERR_INVALID);
@@ -385,10 +387,8 @@ static void test_bounded_and_free_in_flight(void **state)
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
     char url[128], err[160];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/slow/v1", mini_httpd_port(srv));
-    struct classify_model_config cfg = {.provider = CLASSIFY_PROVIDER_OPENAI,
-                                        .url = url,
-                                        .timeout_s = 5,
-                                        .max_inflight = 2};
+    struct classify_model_config cfg = {
+        .provider = CLASSIFY_PROVIDER_OPENAI, .url = url, .timeout_s = 5, .max_inflight = 2};
     struct classify_model *m = classify_model_new(loop, &cfg, err, sizeof err);
 
     assert_non_null(m);
@@ -404,9 +404,12 @@ static void test_bounded_and_free_in_flight(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemini_roundtrip),   cmocka_unit_test(test_openai_roundtrip),
-        cmocka_unit_test(test_failures_fall_back), cmocka_unit_test(test_reply_checks),
-        cmocka_unit_test(test_config),             cmocka_unit_test(test_bounded_and_free_in_flight),
+        cmocka_unit_test(test_gemini_roundtrip),
+        cmocka_unit_test(test_openai_roundtrip),
+        cmocka_unit_test(test_failures_fall_back),
+        cmocka_unit_test(test_reply_checks),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_bounded_and_free_in_flight),
     };
     return cmocka_run_group_tests(tests, up, down);
 }

@@ -19,9 +19,7 @@
 #include <arpa/inet.h>
 #include <ev.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,7 +362,8 @@ static void test_start_refusals(void **state)
     bad.url = NULL;
     assert_int_equal(http_client_start(c, &bad, done_cb, &r[0]), ERR_INVALID);
     url_of(url, sizeof url, "/ok");
-    struct http_client_req hdr = {.url = url, .headers = many, .nheaders = HTTP_CLIENT_HEADERS_MAX + 1};
+    struct http_client_req hdr = {
+        .url = url, .headers = many, .nheaders = HTTP_CLIENT_HEADERS_MAX + 1};
     assert_int_equal(http_client_start(c, &hdr, done_cb, &r[0]), ERR_INVALID);
     assert_int_equal(r[0].calls, 0);
 

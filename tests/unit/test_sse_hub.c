@@ -99,9 +99,8 @@ struct fx {
 
 static struct store *open_store(const char *path, int64_t retention_ms)
 {
-    struct store_options o = {.path = path,
-                              .durability = STORE_DURABILITY_NORMAL,
-                              .stream_retention_ms = retention_ms};
+    struct store_options o = {
+        .path = path, .durability = STORE_DURABILITY_NORMAL, .stream_retention_ms = retention_ms};
     char err[256];
     struct store *s = store_open_sqlite(&o, err, sizeof err);
     if (!s)
@@ -155,8 +154,8 @@ static int teardown(void **state)
 }
 
 /* Opens a subscriber on a fake connection. */
-static struct sse_sub *sub_open(struct sse_hub *h, struct fake_conn *c, const char *brand,
-                                bool all, bool scans, bool resume, uint64_t last)
+static struct sse_sub *sub_open(struct sse_hub *h, struct fake_conn *c, const char *brand, bool all,
+                                bool scans, bool resume, uint64_t last)
 {
     struct sse_sub_params p = {
         .brand_id = brand, .all = all, .scans = scans, .resume = resume, .last_id = last};

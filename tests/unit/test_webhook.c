@@ -103,17 +103,17 @@ static void test_url_private_ipv4(void **state)
 {
     (void)state;
     const char *refused[] = {
-        "http://10.0.0.1/",        "http://10.255.255.255/", "http://172.16.0.1/",
-        "http://172.31.255.255/",  "http://192.168.0.1/",    "http://192.168.255.255/",
-        "http://127.0.0.1/",       "http://127.255.255.254/", "http://169.254.169.254/latest",
-        "http://169.254.0.1/",     "http://0.0.0.0/",        "http://0.1.2.3/",
-        "http://100.64.0.1/",      "http://224.0.0.1/",      "http://255.255.255.255/",
-        "http://240.0.0.1/",       "http://192.0.2.1/",      "http://198.18.0.1/",
+        "http://10.0.0.1/",       "http://10.255.255.255/",  "http://172.16.0.1/",
+        "http://172.31.255.255/", "http://192.168.0.1/",     "http://192.168.255.255/",
+        "http://127.0.0.1/",      "http://127.255.255.254/", "http://169.254.169.254/latest",
+        "http://169.254.0.1/",    "http://0.0.0.0/",         "http://0.1.2.3/",
+        "http://100.64.0.1/",     "http://224.0.0.1/",       "http://255.255.255.255/",
+        "http://240.0.0.1/",      "http://192.0.2.1/",       "http://198.18.0.1/",
     };
     const char *accepted[] = {
-        "http://8.8.8.8/",     "http://1.1.1.1:8443/x", "http://172.15.255.255/",
-        "http://172.32.0.1/",  "http://11.0.0.1/",      "http://9.255.255.255/",
-        "http://192.169.0.1/", "http://169.253.0.1/",   "http://100.128.0.1/",
+        "http://8.8.8.8/",         "http://1.1.1.1:8443/x", "http://172.15.255.255/",
+        "http://172.32.0.1/",      "http://11.0.0.1/",      "http://9.255.255.255/",
+        "http://192.169.0.1/",     "http://169.253.0.1/",   "http://100.128.0.1/",
         "http://126.255.255.255/", "http://128.0.0.1/",
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
@@ -126,11 +126,21 @@ static void test_url_private_ipv6(void **state)
 {
     (void)state;
     const char *refused[] = {
-        "http://[::1]/",         "http://[::]/",          "http://[fc00::1]/",
-        "http://[fdff:ffff::1]/", "http://[fe80::1]/",    "http://[febf::1]/",
-        "http://[fec0::1]/",     "http://[ff02::1]/",     "http://[::ffff:127.0.0.1]/",
-        "http://[::ffff:10.0.0.1]/", "http://[::ffff:192.168.1.1]/", "http://[::127.0.0.1]/",
-        "http://[64:ff9b::a00:1]/",  "http://[2002:7f00:1::]/",      "http://[2001:db8::1]/",
+        "http://[::1]/",
+        "http://[::]/",
+        "http://[fc00::1]/",
+        "http://[fdff:ffff::1]/",
+        "http://[fe80::1]/",
+        "http://[febf::1]/",
+        "http://[fec0::1]/",
+        "http://[ff02::1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://[::ffff:192.168.1.1]/",
+        "http://[::127.0.0.1]/",
+        "http://[64:ff9b::a00:1]/",
+        "http://[2002:7f00:1::]/",
+        "http://[2001:db8::1]/",
     };
     const char *accepted[] = {
         "http://[2606:4700::1111]/", "http://[2a00:1450:4001::200e]/",
@@ -303,8 +313,7 @@ static void test_delivery_item_and_json(void **state)
 
     assert_non_null(it);
     assert_string_equal(cJSON_GetObjectItem(it, "PK")->valuestring, "DELIVERY#w1");
-    assert_string_equal(cJSON_GetObjectItem(it, "SK")->valuestring,
-                        "2026-01-02T03:04:05.678Z#d1");
+    assert_string_equal(cJSON_GetObjectItem(it, "SK")->valuestring, "2026-01-02T03:04:05.678Z#d1");
     assert_string_equal(cJSON_GetObjectItem(it, "GSI1PK")->valuestring, "DELIVERY_PENDING");
     assert_string_equal(cJSON_GetObjectItem(it, "GSI1SK")->valuestring,
                         "2026-01-02T03:04:05.678Z#d1");

@@ -404,8 +404,7 @@ static void test_alert_events_and_filters(void **state)
     cJSON *yes = cJSON_CreateTrue();
     const struct store_action act = {.kind = STORE_ACT_SET, .attr = "resolved", .value = yes};
     assert_int_equal(store_update(F.s, cJSON_GetObjectItem(geo, "PK")->valuestring,
-                                  cJSON_GetObjectItem(geo, "SK")->valuestring, &act, 1, NULL,
-                                  NULL),
+                                  cJSON_GetObjectItem(geo, "SK")->valuestring, &act, 1, NULL, NULL),
                      0);
     cJSON_Delete(yes);
     /* a webhook created after these records sees none of them */
