@@ -89,7 +89,13 @@ extern const struct api_route api_ops_routes[];
 extern const struct api_route api_health_routes[];
 extern const struct api_route api_admin_routes[];
 extern const struct api_route api_webhooks_routes[];
+extern const struct api_route api_ingest_routes[];
+extern const struct api_route api_integrations_routes[];
 extern const struct api_route api_stream_routes[];
+extern const struct api_route api_catalog_routes[];
+extern const struct api_route api_platform_routes[];
+extern const struct api_route api_stripe_routes[];
+extern const struct api_route api_exports_routes[];
 
 /* ---- responses ---- */
 

@@ -28,6 +28,7 @@
 #include "core/canon.h"
 #include "core/crypto.h"
 #include "core/ids.h"
+#include "http/client.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -64,6 +65,7 @@ struct app {
     struct detect_driver *detector;
     struct sse_hub *sse_hub; /* set by serve; NULL in handler tests */
     int commit_poison;       /* app_fail_commit: error of this iteration's commit */
+    struct http_client *http; /* outbound requests of handlers (app_http_client) */
 };
 
 static char *path_with_suffix(const char *db, const char *suffix)
@@ -185,6 +187,7 @@ void app_free(struct app *a)
     geo_db_close(a->geo);
     metrics_free(a->metrics);
     counters_free(a->counters);
+    http_client_free(a->http);
     free(a);
 }
 
@@ -277,6 +280,13 @@ void app_set_loop(struct app *a, struct ev_loop *loop)
 struct ev_loop *app_loop(struct app *a)
 {
     return a->loop;
+}
+
+struct http_client *app_http_client(struct app *a)
+{
+    if (!a->http && a->loop)
+        a->http = http_client_new(a->loop, NULL);
+    return a->http;
 }
 
 void app_set_clock(struct app *a, int64_t (*mono_ms)(void *arg), void *arg)
@@ -407,6 +417,8 @@ void app_handle(void *arg, struct http_request *req, struct http_response *res)
     if (rate_limited(a, &r))
         goto out;
     rt->fn(&r);
+    if (res->deferred && !res->stream)
+        goto out; /* answered later with http_conn_complete() (http.h) */
     if (res->status == 0)
         api_fail(&r, "Internal error", ERR_INTERNAL);
     else if (r.jw.b == &res->body && jsonw_error(&r.jw))

@@ -24,6 +24,7 @@ struct metrics;
 struct ev_loop;
 struct detect_driver;
 struct sse_hub;
+struct http_client;
 
 #define APP_DEFAULT_BASE_URL    "https://genuproof.com"
 #define APP_DEFAULT_TRUST_PROXY "127.0.0.0/8,::1"
@@ -99,6 +100,10 @@ void app_fail_commit(struct app *a, int err);
 /* The event loop the app runs on (set by serve; NULL in handler tests). */
 void app_set_loop(struct app *a, struct ev_loop *loop);
 struct ev_loop *app_loop(struct app *a);
+/* The outbound HTTP client of handlers (http/client.h; e.g. Stripe),
+ * created on first use on the app's loop and freed by app_free().  NULL
+ * without a loop (handler tests) or when libcurl fails. */
+struct http_client *app_http_client(struct app *a);
 /* Replaces the rate limiter's clock (ms, monotonic); NULL restores it. */
 void app_set_clock(struct app *a, int64_t (*mono_ms)(void *arg), void *arg);
 

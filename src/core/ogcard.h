@@ -1,6 +1,7 @@
 /*
  * ogcard.h - the Open Graph card of a verification (API.md §9.45): a
- * 1200 x 630 PNG drawn with cairo and the DejaVu fonts (fonts-dejavu-core).
+ * 1200 x 630 PNG drawn with cairo and the DejaVu fonts (fonts-dejavu-core)
+ * and encoded by core/pngw.c.
  *
  * Texts come from query parameters, so they are hostile: each is cut to
  * OG_TEXT_MAX bytes at a character boundary, invalid UTF-8 and control

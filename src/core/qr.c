@@ -6,21 +6,18 @@
  * it is copied into a plain 0/1 matrix so that the renderers and the
  * tests never depend on the library's other flag bits.  The PNG is 1-bit
  * greyscale (the smallest faithful encoding of a black and white image)
- * streamed by libpng into the caller's capped buffer; libpng reports
- * errors by longjmp, so the libpng calls live in one small function whose
- * locals are not modified after setjmp().
+ * streamed by core/pngw.c into the caller's capped buffer.
  */
 #include "core/qr.h"
 
 #include <errno.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <png.h>
 #include <qrencode.h>
 
+#include "core/pngw.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -68,101 +65,37 @@ static void buf_cut(struct buf *b, size_t len)
 
 /* ---- PNG ---- */
 
-struct png_job {
-    struct buf *out;
-    int err;                    /* first sink error */
+struct png_src {
     const struct qr_matrix *m;
     int px;
-    unsigned char *row;         /* (px + 7) / 8 bytes */
 };
 
-static void png_sink_write(png_structp png, png_bytep data, size_t n)
+/* pngw row callback: pixel row y (bit 1 = white, MSB first); pixel x
+ * shows module floor(x * total / px) of the symbol with its margin. */
+static void png_row(void *arg, int y, unsigned char *row)
 {
-    struct png_job *j = png_get_io_ptr(png);
-    int rc = buf_append(j->out, data, n);
-    if (rc) {
-        j->err = rc;
-        png_error(png, "output buffer full");
-    }
-}
+    const struct png_src *s = arg;
+    int total = s->m->size + 2 * QR_MARGIN;
+    int my = (int)((int64_t)y * total / s->px) - QR_MARGIN;
 
-static void png_sink_flush(png_structp png)
-{
-    (void)png;
-}
-
-/* libpng would print to stderr by default: stay silent, just unwind. */
-static void png_on_error(png_structp png, png_const_charp msg)
-{
-    (void)msg;
-    png_longjmp(png, 1);
-}
-
-static void png_on_warning(png_structp png, png_const_charp msg)
-{
-    (void)png;
-    (void)msg;
-}
-
-/* Fills j->row with pixel row y (bit 1 = white, MSB first). */
-static void png_fill_row(const struct png_job *j, int y)
-{
-    int total = j->m->size + 2 * QR_MARGIN;
-    int my = (int)((int64_t)y * total / j->px) - QR_MARGIN;
-
-    memset(j->row, 0xff, ((size_t)j->px + 7) / 8);
-    if (my < 0 || my >= j->m->size)
+    memset(row, 0xff, ((size_t)s->px + 7) / 8);
+    if (my < 0 || my >= s->m->size)
         return;
-    for (int x = 0; x < j->px; x++) {
-        int mx = (int)((int64_t)x * total / j->px) - QR_MARGIN;
-        if (mx >= 0 && mx < j->m->size && j->m->dark[(size_t)my * j->m->size + mx])
-            j->row[x / 8] &= (unsigned char)~(0x80u >> (x % 8));
+    for (int x = 0; x < s->px; x++) {
+        int mx = (int)((int64_t)x * total / s->px) - QR_MARGIN;
+        if (mx >= 0 && mx < s->m->size && s->m->dark[(size_t)my * s->m->size + mx])
+            row[x / 8] &= (unsigned char)~(0x80u >> (x % 8));
     }
-}
-
-/* The libpng part.  Nothing declared here changes after setjmp(). */
-static int png_run(struct png_job *j, png_structp png, png_infop info)
-{
-    if (setjmp(png_jmpbuf(png)))
-        return j->err ? j->err : ERR_INTERNAL;
-    png_set_write_fn(png, j, png_sink_write, png_sink_flush);
-    png_set_IHDR(png, info, (png_uint_32)j->px, (png_uint_32)j->px, 1, PNG_COLOR_TYPE_GRAY,
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_write_info(png, info);
-    for (int y = 0; y < j->px; y++) {
-        png_fill_row(j, y);
-        png_write_row(png, j->row);
-    }
-    png_write_end(png, NULL);
-    return 0;
 }
 
 int qr_write_png(const struct qr_matrix *m, int px, struct buf *out)
 {
-    struct png_job j = {.out = out, .m = m, .px = px};
-    size_t start = out->len;
-    png_structp png = NULL;
-    png_infop info = NULL;
-    int rc;
+    struct png_src src = {.m = m, .px = px};
 
     if (!m || !m->dark || m->size <= 0 || px < QR_PNG_MIN_PX || px > QR_PNG_MAX_PX ||
         px < m->size + 2 * QR_MARGIN)
         return ERR_INVALID;
-    j.row = xmalloc(((size_t)px + 7) / 8);
-    png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, png_on_error, png_on_warning);
-    if (png)
-        info = png_create_info_struct(png);
-    if (!png || !info) {
-        rc = ERR_INTERNAL;
-        goto out;
-    }
-    rc = png_run(&j, png, info);
-out:
-    png_destroy_write_struct(&png, &info);
-    free(j.row);
-    if (rc)
-        buf_cut(out, start);
-    return rc;
+    return pngw_write(out, px, px, PNGW_GRAY1, 9, png_row, &src);
 }
 
 /* ---- SVG ---- */

@@ -60,6 +60,10 @@ struct det_product {
     struct det_state state;
 };
 
+/* Hits on an existing alert are folded here and applied to its item
+ * once, at flush (alert_apply): building the item's attributes (count,
+ * narrative, aiAnalysis ...) per hit only to replace them with the next
+ * hit's was most of the cost of an alert under attack. */
 struct det_alert {
     char *pid;
     char *dedup_sk;
@@ -67,6 +71,12 @@ struct det_alert {
     char *window;
     cJSON *item;
     bool is_new, dirty;
+    unsigned pending;                    /* hits folded, not yet applied */
+    char pending_last[ISO_LEN + 1];      /* their latest timestamp */
+    const char *pending_flags[DET_NTYPES]; /* flags in first-seen order */
+    size_t npending_flags;
+    struct classification cls; /* the last hit's classification ... */
+    double latency_ms;         /* ... and its latency */
 };
 
 struct det_brand {
@@ -376,47 +386,78 @@ static void set_attr(cJSON *o, const char *name, cJSON *v)
         cJSON_AddItemToObject(o, name, v);
 }
 
-/* Folds one more hit into an existing alert. */
+/* Folds one more hit into an existing alert (applied by alert_apply). */
 static int alert_update(struct det_proc *p, struct det_alert *a, const char *ts,
                         const char *const *flags, size_t nflags, const struct classification *c,
-                        cJSON *analysis)
+                        double latency_ms)
 {
-    cJSON *it = a->item, *arr, *v;
+    const char *id = str_attr(a->item, "alertId");
+    struct key gsk;
+
+    if (!id || !key_threat_gsi1sk(&gsk, p->now_iso, id))
+        return ERR_INVALID;
+    if (a->pending == 0 || strcmp(ts, a->pending_last) > 0)
+        copy_cut(a->pending_last, sizeof(a->pending_last), ts);
+    for (size_t i = 0; i < nflags; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < a->npending_flags && !seen; j++)
+            seen = strcmp(a->pending_flags[j], flags[i]) == 0;
+        if (!seen && a->npending_flags < DET_NTYPES)
+            a->pending_flags[a->npending_flags++] = flags[i];
+    }
+    a->cls = *c;
+    a->latency_ms = latency_ms;
+    a->pending++;
+    a->dirty = true;
+    p->counts.alerts_updated++;
+    return 0;
+}
+
+/* Applies the folded hits to the alert's item, with the same result as
+ * applying them one by one: count + hits, lastSeen raised to the latest
+ * hit, anomalyFlags extended by the new flags in first-seen order, the
+ * last hit's narrative and analysis, GSI1SK at the batch's write time. */
+static int alert_apply(struct det_proc *p, struct det_alert *a)
+{
+    cJSON *it = a->item, *arr, *v, *analysis;
     const char *id = str_attr(it, "alertId");
     const char *last = str_attr(it, "lastSeen");
     struct key gsk;
     double count;
 
-    if (!id || !key_threat_gsi1sk(&gsk, p->now_iso, id)) {
-        cJSON_Delete(analysis);
+    if (a->pending == 0)
+        return 0;
+    if (!id || !key_threat_gsi1sk(&gsk, p->now_iso, id))
         return ERR_INVALID;
-    }
+    analysis = classify_analysis_json(&a->cls, a->latency_ms);
+    if (!analysis)
+        return ERR_NOMEM;
     v = cJSON_GetObjectItemCaseSensitive(it, "count");
     count = cJSON_IsNumber(v) && v->valuedouble >= 1 ? v->valuedouble : 1;
-    set_attr(it, "count", cJSON_CreateNumber(count + 1));
-    if (!last || strcmp(ts, last) > 0)
-        set_attr(it, "lastSeen", cJSON_CreateString(ts));
+    set_attr(it, "count", cJSON_CreateNumber(count + a->pending));
+    if (!last || strcmp(a->pending_last, last) > 0)
+        set_attr(it, "lastSeen", cJSON_CreateString(a->pending_last));
     arr = cJSON_GetObjectItemCaseSensitive(it, "anomalyFlags");
     if (!cJSON_IsArray(arr)) {
         arr = cJSON_CreateArray();
         set_attr(it, "anomalyFlags", arr);
     }
-    for (size_t i = 0; arr && i < nflags; i++) {
+    for (size_t i = 0; arr && i < a->npending_flags; i++) {
         const cJSON *e;
         bool seen = false;
         cJSON_ArrayForEach(e, arr)
         {
-            if (cJSON_IsString(e) && strcmp(e->valuestring, flags[i]) == 0)
+            if (cJSON_IsString(e) && strcmp(e->valuestring, a->pending_flags[i]) == 0)
                 seen = true;
         }
         if (!seen)
-            cJSON_AddItemToArray(arr, cJSON_CreateString(flags[i]));
+            cJSON_AddItemToArray(arr, cJSON_CreateString(a->pending_flags[i]));
     }
-    set_attr(it, "details", cJSON_CreateString(c->narrative));
+    set_attr(it, "details", cJSON_CreateString(a->cls.narrative));
     set_attr(it, "aiAnalysis", analysis);
     set_attr(it, "GSI1SK", cJSON_CreateString(gsk.s));
-    a->dirty = true;
-    p->counts.alerts_updated++;
+    a->pending = 0;
+    a->npending_flags = 0;
     return 0;
 }
 
@@ -463,22 +504,20 @@ static int emit(struct det_proc *p, struct det_product *pr, const struct det_ori
     t0 = time_mono_us();
     classify(hit, fired, &c);
     latency = (double)(time_mono_us() - t0) / 1000.0;
-    analysis = classify_analysis_json(&c, latency);
-    if (!analysis)
-        return ERR_NOMEM;
 
     rc = alert_find(p, pr, dsk.s, &a);
-    if (rc) {
-        cJSON_Delete(analysis);
+    if (rc)
         return rc;
-    }
     if (a) {
-        rc = alert_update(p, a, o->timestamp, flags, nflags, &c, analysis);
+        rc = alert_update(p, a, o->timestamp, flags, nflags, &c, latency);
     } else {
         char id[33];
         struct alert_fields f = {0};
         cJSON *item;
 
+        analysis = classify_analysis_json(&c, latency);
+        if (!analysis)
+            return ERR_NOMEM;
         alert_id_of(pr->pid, det_type_name(hit->type), hit->window, id);
         f.alert_id = id;
         f.brand_id = pr->brand_id;
@@ -791,6 +830,9 @@ int det_proc_flush(struct det_proc *p, uint64_t last_seq)
         struct store_cond cond = {.kind = STORE_COND_NOT_EXISTS};
         if (!a->dirty)
             continue;
+        rc = alert_apply(p, a);
+        if (rc)
+            break;
         /* A new alert must really be new: a second creation would mean
          * the batch was applied twice. */
         rc = store_put(p->cfg.s, a->item, a->is_new ? &cond : NULL);

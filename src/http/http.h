@@ -99,6 +99,18 @@ struct http_response {
     void (*stream_open)(void *arg, struct http_conn *c);
     void (*stream_closed)(void *arg, struct http_conn *c);
     void *stream_arg;
+    /* Deferred answer (handlers that wait for an outbound request): when
+     * handle() sets deferred (and not stream), nothing is sent for this
+     * request now and done() is not called yet; the application answers
+     * later, from the loop but never from inside handle(), with
+     * http_conn_complete().  Meanwhile the connection handles no further
+     * request (pipelined input waits) and has no timeout: the application
+     * bounds the wait itself.  If the connection dies first (peer reset,
+     * server freed), deferred_closed(arg, conn) is called exactly once and
+     * conn must not be used afterwards. */
+    bool deferred;
+    void (*deferred_closed)(void *arg, struct http_conn *c);
+    void *deferred_arg;
 };
 
 /* Adds a header line (value printf-formatted; CR/LF in it are replaced
@@ -156,6 +168,13 @@ size_t http_server_conn_count(const struct http_server *s);
  * called later from the loop); ERR_IO when the connection is already
  * closing; ERR_INVALID when it is not a streaming connection. */
 int http_conn_send(struct http_conn *c, const void *data, size_t n);
+/* Answers a deferred request (see http_response.deferred): res is sent
+ * like a handler's response, after the next commit; done() is then called
+ * with a request holding only method, method_name, path, peer_ip,
+ * peer_port and start_us.  res is not kept.  Returns 0, or ERR_INVALID
+ * when c has no deferred request (deferred_closed has run, or it was
+ * completed already). */
+int http_conn_complete(struct http_conn *c, struct http_response *res);
 /* Closes a connection (deferred to the loop's prepare phase). */
 void http_conn_close(struct http_conn *c);
 /* The peer's numeric IP address ("127.0.0.1", "::1"). */

@@ -87,6 +87,12 @@ struct http_conn {
     void (*stream_open)(void *arg, struct http_conn *c);
     void (*stream_closed)(void *arg, struct http_conn *c);
     void *stream_arg;
+    /* deferred answer (http_response.deferred): what the reply needs later */
+    bool deferred, d_head, d_keep;
+    int d_minor;
+    void (*deferred_closed)(void *arg, struct http_conn *c);
+    void *deferred_arg;
+    struct http_request *d_req; /* method, path, peer and start time (copies) */
     char peer_ip[64];
     int peer_port;
 };
@@ -221,6 +227,9 @@ static void reset_response(struct http_response *res)
     res->stream_open = NULL;
     res->stream_closed = NULL;
     res->stream_arg = NULL;
+    res->deferred = false;
+    res->deferred_closed = NULL;
+    res->deferred_arg = NULL;
 }
 
 static void call_done(struct http_conn *c, const struct http_request *req,
@@ -290,6 +299,31 @@ static void conn_handle(struct http_conn *c)
         c->stream_closed = res->stream_closed;
         c->stream_arg = res->stream_arg;
     }
+    if (res->deferred && !res->stream) {
+        /* answered later by http_conn_complete(); until then nothing more
+         * is read from this connection (conn_feed stops) */
+        struct http_request *dr = xcalloc(1, sizeof *dr);
+        size_t plen = req->path ? strlen(req->path) : 0;
+        char *path = xmalloc(plen + 1);
+        memcpy(path, req->path ? req->path : "", plen + 1);
+        dr->method = req->method;
+        dr->method_name = req->method_name; /* a static string of the parser */
+        dr->path = path;
+        dr->target = path;
+        dr->query = "";
+        dr->body = "";
+        memcpy(dr->peer_ip, req->peer_ip, sizeof dr->peer_ip);
+        dr->peer_port = req->peer_port;
+        dr->start_us = req->start_us;
+        c->d_req = dr;
+        c->deferred = true;
+        c->d_head = head;
+        c->d_keep = keep;
+        c->d_minor = minor;
+        c->deferred_closed = res->deferred_closed;
+        c->deferred_arg = res->deferred_arg;
+        return;
+    }
     if (c->dead) /* the handler closed its own connection */
         return;
     start = c->out.len;
@@ -340,7 +374,7 @@ static size_t conn_feed(struct http_conn *c, const char *data, size_t len)
     while (off < len) {
         if (c->dead || c->close_after || c->streaming)
             return len;
-        if (conn_blocked(c))
+        if (conn_blocked(c) || c->deferred)
             break;
         size_t used = 0;
         int rc = http_parse_feed(&c->parse, data + off, len - off, &used);
@@ -392,6 +426,11 @@ static void conn_on_eof(struct http_conn *c)
     conn_stop_reading(c);
     if (c->lingering || c->streaming) {
         conn_kill(c);
+        return;
+    }
+    if (c->deferred) {
+        c->close_after = true; /* half-closed peer: answer, then close */
+        c->linger = false;
         return;
     }
     if (c->in.len)
@@ -626,8 +665,8 @@ static ev_tstamp conn_deadline(const struct http_conn *c)
         return c->linger_since + s->t_linger;
     if (conn_unsent(c) || c->pending)
         EARLIER(c->write_since + s->t_body);
-    if (c->streaming)
-        return d;
+    if (c->streaming || c->deferred)
+        return d; /* a deferred answer is bounded by the application */
     if (!c->close_after && !c->in.len) {
         if (c->seen_phase == HTTP_PHASE_HEAD)
             EARLIER(c->phase_since + s->t_header);
@@ -706,6 +745,15 @@ static void conn_kill(struct http_conn *c)
     s->reap_head = c;
 }
 
+static void deferred_req_free(struct http_conn *c)
+{
+    if (!c->d_req)
+        return;
+    free((char *)c->d_req->path);
+    free(c->d_req);
+    c->d_req = NULL;
+}
+
 static void conn_free(struct http_conn *c)
 {
     struct http_server *s = c->srv;
@@ -733,6 +781,12 @@ static void conn_free(struct http_conn *c)
         if (c->stream_closed)
             c->stream_closed(c->stream_arg, c);
     }
+    if (c->deferred) {
+        c->deferred = false;
+        if (c->deferred_closed)
+            c->deferred_closed(c->deferred_arg, c);
+    }
+    deferred_req_free(c);
     close(c->fd);
     http_parse_free(&c->parse);
     buf_free(&c->in);
@@ -965,6 +1019,11 @@ void http_server_drain(struct http_server *s, void (*done_cb)(void *arg), void *
             conn_kill(c);
             continue;
         }
+        if (c->deferred) {
+            c->close_after = true; /* its answer says "Connection: close" */
+            c->linger = false;
+            continue;
+        }
         bool mid_request = http_parse_phase(&c->parse) != HTTP_PHASE_IDLE;
         if (mid_request)
             continue; /* its response will say "Connection: close" */
@@ -1016,6 +1075,44 @@ int http_conn_send(struct http_conn *c, const void *data, size_t n)
     /* else the prepare phase or the write watcher sends it */
     if (!c->dead)
         conn_timer_update(c);
+    return 0;
+}
+
+int http_conn_complete(struct http_conn *c, struct http_response *res)
+{
+    struct http_server *s = c->srv;
+    struct http_reply_ctx ctx;
+    size_t start, bytes = 0;
+    if (!c->deferred || c->dead || c->in_handler)
+        return ERR_INVALID;
+    c->deferred = false;
+    if (res->status == 0)
+        http_response_error(res, 500, "Internal error");
+    bool keep = c->d_keep && !res->close && !s->draining && !c->close_after;
+    start = c->out.len;
+    reply_ctx(c, &ctx, c->d_minor, c->d_head, keep);
+    int rc = http_reply_append(&c->out, &ctx, res, &bytes);
+    if (rc) {
+        ctx.keep_alive = keep = false;
+        rc = http_reply_error(&c->out, &ctx, 500, "Response too large", &bytes);
+    }
+    if (rc) {
+        deferred_req_free(c);
+        conn_kill(c);
+        return 0;
+    }
+    queue_entry(c, ENT_HANDLER, start, !keep, c->d_head, c->d_minor);
+    if (!keep)
+        c->close_after = true;
+    s->handled = true; /* the iteration commits before the answer leaves */
+    if (c->d_req)
+        call_done(c, c->d_req, res, bytes);
+    deferred_req_free(c);
+    /* pipelined input that waited is resumed from the write watcher
+     * (conn_flush); fresh input is read again */
+    if (!c->in.len && !c->close_after && !c->peer_eof)
+        conn_start_reading(c);
+    conn_timer_update(c);
     return 0;
 }
 
