@@ -291,7 +291,8 @@ static void h_certificate(struct api_req *r)
 static const char *event_source(const cJSON *ev)
 {
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
-    const cJSON *src = cJSON_IsObject(data) ? cJSON_GetObjectItemCaseSensitive(data, "source") : NULL;
+    const cJSON *src =
+        cJSON_IsObject(data) ? cJSON_GetObjectItemCaseSensitive(data, "source") : NULL;
     return cJSON_IsString(src) && src->valuestring[0] ? src->valuestring : "manual";
 }
 
@@ -473,7 +474,8 @@ static void h_og(struct api_req *r)
         api_fail(r, "Failed to render image", rc);
         return;
     }
-    http_response_header(r->res, "Cache-Control", "public, immutable, no-transform, max-age=31536000");
+    http_response_header(r->res, "Cache-Control",
+                         "public, immutable, no-transform, max-age=31536000");
 }
 
 const struct api_route api_exports_routes[] = {

@@ -59,7 +59,7 @@ static int resolve_product(struct api_req *r, const struct ingest_req *in, const
         rc = store_get(api_store(r), pk.s, KEY_SK_META, true, &lookup);
         if (rc == 0)
             pid = api_strdup(r, product_str(lookup, "productId") ? product_str(lookup, "productId")
-                                                                  : "");
+                                                                 : "");
         cJSON_Delete(lookup);
         if (rc == ERR_NOTFOUND || (rc == 0 && !pid[0])) {
             api_error(r, 404, "Product not found");
@@ -212,10 +212,8 @@ static void ingest(struct api_req *r, enum ingest_kind kind, const char *fail_ms
         goto out;
     }
 
-    extra[nextra++] = (struct store_write){.kind = STORE_W_CHECK,
-                                           .pk = pk.s,
-                                           .sk = KEY_SK_META,
-                                           .cond = {.kind = STORE_COND_EXISTS}};
+    extra[nextra++] = (struct store_write){
+        .kind = STORE_W_CHECK, .pk = pk.s, .sk = KEY_SK_META, .cond = {.kind = STORE_COND_EXISTS}};
     if (idempotent) {
         idem = idem_item_new(pk.s, isk.s, pid, in.source, resp, r->now_iso);
         idem_at = (int)nextra;
@@ -229,7 +227,8 @@ static void ingest(struct api_req *r, enum ingest_kind kind, const char *fail_ms
             goto out;
         }
         now_val = cJSON_CreateString(r->now_iso);
-        acts[0] = (struct store_action){.kind = STORE_ACT_SET, .attr = "lastEvent", .value = now_val};
+        acts[0] =
+            (struct store_action){.kind = STORE_ACT_SET, .attr = "lastEvent", .value = now_val};
         acts[1] = (struct store_action){.kind = STORE_ACT_ADD, .attr = "eventCount", .delta = 1};
         integ_at = (int)nextra;
         extra[nextra++] = (struct store_write){.kind = STORE_W_UPDATE,
@@ -275,8 +274,7 @@ static void ingest(struct api_req *r, enum ingest_kind kind, const char *fail_ms
             }
         }
     }
-    (void)api_audit(r, "ingest.event", brand_id, pid,
-                    api_printf(r, "%s %s", in.source, in.type));
+    (void)api_audit(r, "ingest.event", brand_id, pid, api_printf(r, "%s %s", in.source, in.type));
     if (resp)
         reply_raw(r, resp);
     else

@@ -58,10 +58,8 @@ static int load_brand(struct api_req *r, const char *brand_id, const char *fail_
 static int list_integrations(struct api_req *r, const char *brand_id, cJSON **out)
 {
     struct key pk;
-    struct store_query q = {.sk_op = STORE_SK_BEGINS,
-                            .sk = KEY_PFX_INTEGRATION,
-                            .forward = false,
-                            .consistent = true};
+    struct store_query q = {
+        .sk_op = STORE_SK_BEGINS, .sk = KEY_PFX_INTEGRATION, .forward = false, .consistent = true};
 
     if (!key_brand_pk(&pk, brand_id))
         return ERR_INVALID;
@@ -427,8 +425,8 @@ static void h_simulate(struct api_req *r)
         }
     }
     struct sim_input si = {.brand_id = in->brand_id,
-                           .brand_name = product_str(brand, "name") ? product_str(brand, "name")
-                                                                    : "",
+                           .brand_name =
+                               product_str(brand, "name") ? product_str(brand, "name") : "",
                            .name = in->product_name,
                            .sku = in->sku,
                            .category = in->category,

@@ -43,9 +43,9 @@
 #include "store/store.h"
 #include "util/err.h"
 
-#define ANALYTICS_PRODUCTS 500
-#define ANALYTICS_SCANS    50
-#define ANALYTICS_DAYS     7
+#define ANALYTICS_PRODUCTS  500
+#define ANALYTICS_SCANS     50
+#define ANALYTICS_DAYS      7
 #define ANALYTICS_COUNTRIES 10
 
 #define AUDIT_DEFAULT_LIMIT 30
@@ -269,9 +269,9 @@ enum feed_kind { FEED_AUDIT, FEED_EVENT, FEED_SCAN, FEED_ALERT };
 
 struct feed_ent {
     enum feed_kind kind;
-    const char *ts;     /* borrowed from item */
-    cJSON *item;        /* owned */
-    const char *pid;    /* product id for events/scans (arena) */
+    const char *ts;  /* borrowed from item */
+    cJSON *item;     /* owned */
+    const char *pid; /* product id for events/scans (arena) */
 };
 
 struct feed {
@@ -301,10 +301,8 @@ static int feed_add(void *arg, const cJSON *item)
     cJSON *dup = cJSON_Duplicate(item, 1);
     if (!dup)
         return ERR_NOMEM;
-    f->v[f->n++] = (struct feed_ent){.kind = f->kind,
-                                     .ts = str_attr(dup, "timestamp"),
-                                     .item = dup,
-                                     .pid = f->pid};
+    f->v[f->n++] = (struct feed_ent){
+        .kind = f->kind, .ts = str_attr(dup, "timestamp"), .item = dup, .pid = f->pid};
     f->added_this++;
     return f->max_this && f->added_this >= f->max_this ? 1 : 0;
 }
@@ -355,8 +353,10 @@ static int feed_audit_trail(struct feed *f, long limit)
 /* Events and scans of the newest products (the original's fallback). */
 static int feed_products(struct feed *f)
 {
-    struct store_query q = {.pk = KEY_PK_PRODUCT_INDEX, .sk_op = STORE_SK_BEGINS,
-                            .sk = KEY_PFX_PRODUCT, .forward = false};
+    struct store_query q = {.pk = KEY_PK_PRODUCT_INDEX,
+                            .sk_op = STORE_SK_BEGINS,
+                            .sk = KEY_PFX_PRODUCT,
+                            .forward = false};
     cJSON *idx = NULL;
     const cJSON *e;
     int rc = pager_collect(api_store(f->r), &q, AUDIT_PRODUCTS, &idx);
@@ -385,8 +385,8 @@ static int feed_products(struct feed *f)
 /* Alerts of the newest brands (GSI1 BRAND#<id> / THREAT#). */
 static int feed_alerts(struct feed *f)
 {
-    struct store_query q = {.pk = KEY_PK_BRAND_INDEX, .sk_op = STORE_SK_BEGINS,
-                            .sk = KEY_PFX_BRAND, .forward = false};
+    struct store_query q = {
+        .pk = KEY_PK_BRAND_INDEX, .sk_op = STORE_SK_BEGINS, .sk = KEY_PFX_BRAND, .forward = false};
     cJSON *brands = NULL;
     const cJSON *b;
     int rc = pager_collect(api_store(f->r), &q, AUDIT_BRANDS, &brands);
@@ -398,8 +398,8 @@ static int feed_alerts(struct feed *f)
         struct key pk;
         if (!id || !key_brand_pk(&pk, id))
             continue;
-        struct store_query aq = {.index = STORE_INDEX_GSI1, .pk = pk.s,
-                                 .sk_op = STORE_SK_BEGINS, .sk = KEY_PFX_THREAT};
+        struct store_query aq = {
+            .index = STORE_INDEX_GSI1, .pk = pk.s, .sk_op = STORE_SK_BEGINS, .sk = KEY_PFX_THREAT};
         rc = feed_source(f, &aq, FEED_ALERT, NULL, AUDIT_PER_BRAND);
         if (rc)
             break;

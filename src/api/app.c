@@ -63,8 +63,8 @@ struct app {
     } listeners[APP_LISTENERS_MAX];
     size_t nlisteners;
     struct detect_driver *detector;
-    struct sse_hub *sse_hub; /* set by serve; NULL in handler tests */
-    int commit_poison;       /* app_fail_commit: error of this iteration's commit */
+    struct sse_hub *sse_hub;  /* set by serve; NULL in handler tests */
+    int commit_poison;        /* app_fail_commit: error of this iteration's commit */
     struct http_client *http; /* outbound requests of handlers (app_http_client) */
 };
 

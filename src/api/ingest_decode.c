@@ -26,17 +26,14 @@
 static const struct {
     const char *from, *to;
 } shipping_map[] = {
-    {"picked_up", "shipped"},
-    {"in_transit", "shipped"},
-    {"out_for_delivery", "shipped"},
-    {"delivered", "received"},
-    {"exception", "custom"},
+    {"picked_up", "shipped"},  {"in_transit", "shipped"}, {"out_for_delivery", "shipped"},
+    {"delivered", "received"}, {"exception", "custom"},
 };
 
 static const struct {
     const char *from, *to;
 } warehouse_map[] = {
-    {"received", "received"}, {"inspected", "inspected"}, {"stored", "received"},
+    {"received", "received"},  {"inspected", "inspected"}, {"stored", "received"},
     {"dispatched", "shipped"}, {"returned", "received"},
 };
 
@@ -83,8 +80,8 @@ static char *xprintf(const char *fmt, ...)
 
 /* One string field: stops the decoder (returns false) on a wrong type or
  * size; *out is NULL when absent/falsy. */
-static bool str_field(const cJSON *body, const char *field, size_t max, const char **out,
-                      char *err, size_t errlen)
+static bool str_field(const cJSON *body, const char *field, size_t max, const char **out, char *err,
+                      size_t errlen)
 {
     return dec_str(body, field, max, out, err, errlen) != DEC_WRONG;
 }
@@ -207,8 +204,7 @@ static int decode_shipping(const cJSON *body, struct ingest_req *out, char *err,
     cJSON_AddStringToObject(out->data, "source", out->source);
     out->ext1 = tracking;
     out->ext2 = status;
-    out->message =
-        xprintf("Shipping event \"%s\" from %s recorded for product", status, carrier);
+    out->message = xprintf("Shipping event \"%s\" from %s recorded for product", status, carrier);
     return 0;
 }
 
@@ -393,8 +389,8 @@ static int template_steps(const struct journey *j, struct integ_simulate_req *ou
         s->source = st->source ? st->source : simulate_source(st->type, st->carrier);
         s->carrier = st->carrier;
         s->platform = st->platform;
-        out->tracking_prefix[i] = st->carrier ? (st->tracking_prefix ? st->tracking_prefix : "")
-                                              : NULL;
+        out->tracking_prefix[i] =
+            st->carrier ? (st->tracking_prefix ? st->tracking_prefix : "") : NULL;
         out->order_prefix[i] = st->platform ? (st->order_prefix ? st->order_prefix : "") : NULL;
     }
     out->n = j->nstages < SIM_STEPS_MAX ? j->nstages : SIM_STEPS_MAX;

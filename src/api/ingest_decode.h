@@ -32,18 +32,18 @@ enum ingest_kind { INGEST_POS = 0, INGEST_SHIPPING, INGEST_WAREHOUSE };
 
 struct ingest_req {
     enum ingest_kind kind;
-    const char *product_id; /* borrowed from the body; NULL when absent */
-    const char *code;       /* verificationCode, borrowed; NULL when absent */
-    const char *type;       /* the mapped event type (static text) */
-    const char *source;     /* data.source: pos_webhook, shipping_webhook, warehouse_webhook */
-    char *actor;            /* owned */
-    char *location;         /* owned; NULL -> null */
-    cJSON *data;            /* owned object, keys in API.md order, absent values dropped */
-    bool has_timestamp;     /* the partner sent a timestamp */
+    const char *product_id;      /* borrowed from the body; NULL when absent */
+    const char *code;            /* verificationCode, borrowed; NULL when absent */
+    const char *type;            /* the mapped event type (static text) */
+    const char *source;          /* data.source: pos_webhook, shipping_webhook, warehouse_webhook */
+    char *actor;                 /* owned */
+    char *location;              /* owned; NULL -> null */
+    cJSON *data;                 /* owned object, keys in API.md order, absent values dropped */
+    bool has_timestamp;          /* the partner sent a timestamp */
     char timestamp[ISO_LEN + 1]; /* its canonical form ("" when absent) */
-    const char *ext1, *ext2; /* external id of §4.5 (pos: orderId; shipping:
-                                trackingNumber, status; warehouse: action) */
-    char *message;           /* owned: the 200 response's "message" */
+    const char *ext1, *ext2;     /* external id of §4.5 (pos: orderId; shipping:
+                                    trackingNumber, status; warehouse: action) */
+    char *message;               /* owned: the 200 response's "message" */
 };
 
 /*

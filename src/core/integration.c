@@ -67,8 +67,8 @@ static bool fields_ok(const struct integration_fields *f)
 {
     return f && f->id && f->id[0] && !strchr(f->id, '#') && strlen(f->id) < 64 &&
            brand_id_ok(f->brand_id) && integration_type_find(f->type) && is_hex64(f->key_hash) &&
-           f->key_prefix && strlen(f->key_prefix) == INTEGRATION_KEY_PREFIX_LEN &&
-           f->created_at && time_is_iso(f->created_at) && (!f->config || cJSON_IsObject(f->config));
+           f->key_prefix && strlen(f->key_prefix) == INTEGRATION_KEY_PREFIX_LEN && f->created_at &&
+           time_is_iso(f->created_at) && (!f->config || cJSON_IsObject(f->config));
 }
 
 cJSON *integration_item_new(const struct integration_fields *f)
@@ -187,11 +187,13 @@ static void steps_for(const char *type, const char *name, const char *url, char 
     if (strcmp(cat, "shipping") == 0) {
         snprintf(s[0], 320, "Open the %s developer portal and create a tracking webhook", name);
         snprintf(s[1], 320, "Set the webhook URL to %s", url);
-        snprintf(s[2], 320, "Subscribe to the picked_up, in_transit, out_for_delivery, delivered "
-                            "and exception status events");
+        snprintf(s[2], 320,
+                 "Subscribe to the picked_up, in_transit, out_for_delivery, delivered "
+                 "and exception status events");
         snprintf(s[3], 320, "Send your ingest key in the X-Ingest-Key header of every delivery");
-        snprintf(s[4], 320, "Put the product's productId or verificationCode in the shipment "
-                            "reference so each event maps to its product");
+        snprintf(s[4], 320,
+                 "Put the product's productId or verificationCode in the shipment "
+                 "reference so each event maps to its product");
     } else if (strcmp(cat, "pos") == 0) {
         snprintf(s[0], 320, "Open the %s admin and go to its webhook or notification settings",
                  name);
@@ -202,12 +204,14 @@ static void steps_for(const char *type, const char *name, const char *url, char 
         else if (strcmp(type, "stripe") == 0)
             snprintf(s[3], 320, "Add your ingest key to the checkout metadata under genuproof_key");
         else if (strcmp(type, "shopify") == 0)
-            snprintf(s[3], 320, "No key field is needed in Shopify; keep the ingest key for your "
-                                "middleware");
+            snprintf(s[3], 320,
+                     "No key field is needed in Shopify; keep the ingest key for your "
+                     "middleware");
         else
             snprintf(s[3], 320, "Send your ingest key in the X-Ingest-Key header");
-        snprintf(s[4], 320, "Store each product's verificationCode as a line-item property so "
-                            "sales map to products");
+        snprintf(s[4], 320,
+                 "Store each product's verificationCode as a line-item property so "
+                 "sales map to products");
     } else {
         snprintf(s[0], 320, "Open your warehouse management system's integration settings");
         snprintf(s[1], 320, "Add an outbound webhook to %s", url);

@@ -16,7 +16,7 @@
 #define JOURNEYS_N 4
 
 struct journey_stage {
-    const char *type;            /* an event type (API.md §4.1) */
+    const char *type; /* an event type (API.md §4.1) */
     const char *actor;
     const char *location;        /* NULL when the template has none */
     const char *source;          /* simulation.source */

@@ -15,6 +15,11 @@
  * the socket would not take.  When the commit fails, the responses of the
  * iteration are rewritten in place to 500 {"error":"Internal error"}.
  *
+ * A handler may defer its answer (http_response.deferred): the connection
+ * then stops taking requests, keeps pipelined input buffered and has no
+ * timeout until http_conn_complete() queues the answer like any other
+ * (held until the next commit), or until it dies and deferred_closed runs.
+ *
  * Connections are never freed inside their own callbacks: conn_kill()
  * stops the watchers and queues the connection on the reap list, which
  * the prepare callback empties (redis's freeClientAsync idea).

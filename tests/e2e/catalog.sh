@@ -68,4 +68,5 @@ check_status "POST actors is 405" 405
 check "catalog_data.c is generated from catalog.json" \
     'python3 "$ROOT/tests/tools/gen_catalog.py" --check'
 
+gp_stop
 gp_finish

@@ -165,4 +165,5 @@ check "explore invalid cursor 400" '[ "$STATUS" = 400 ] && [ "$(jb .error)" = "I
 NOAUTH=1 req GET "/api/explore?cursor=$(printf 'BRAND#x' | od -An -tx1 | tr -d ' \n')"
 check_status "explore cursor outside the index 400" 400
 
+gp_stop
 gp_finish

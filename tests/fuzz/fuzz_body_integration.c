@@ -46,8 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (s.n == 0 || s.n > SIM_STEPS_MAX)
                 __builtin_trap();
             for (size_t i = 0; i < s.n; i++)
-                if (!event_type_valid(s.steps[i].type) || !s.steps[i].actor ||
-                    !s.steps[i].source)
+                if (!event_type_valid(s.steps[i].type) || !s.steps[i].actor || !s.steps[i].source)
                     __builtin_trap();
         } else if (!err[0]) {
             __builtin_trap();

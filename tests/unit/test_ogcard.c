@@ -183,7 +183,10 @@ static void test_clean_text(void **state)
     assert_int_equal(og_clean_text("plain", 100, out, sizeof out), 5);
     assert_string_equal(out, "plain");
     /* invalid bytes and controls become '?', valid UTF-8 is kept */
-    og_clean_text("a\xff" "b\x01" "c\xc3\xa9", 100, out, sizeof out);
+    og_clean_text("a\xff"
+                  "b\x01"
+                  "c\xc3\xa9",
+                  100, out, sizeof out);
     assert_string_equal(out, "a?b?c\xc3\xa9");
     /* overlong, surrogate, C1 control */
     og_clean_text("\xc0\xaf|\xed\xa0\x80|\xc2\x85", 100, out, sizeof out);
