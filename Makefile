@@ -48,6 +48,10 @@ REL_OBJ := $(SRC:%.c=$(B)/rel/%.o)
 SAN_OBJ := $(SRC:%.c=$(B)/san/%.o)
 SAN_LIB_OBJ := $(LIB_SRC:%.c=$(B)/san/%.o)
 REL_LIB_OBJ := $(LIB_SRC:%.c=$(B)/rel/%.o)
+# Test, fuzz and bench programs link against archives: faster links, and
+# each program pulls in only the objects it needs.
+SAN_LIB := $(B)/san/libgenuproof.a
+REL_LIB := $(B)/rel/libgenuproof.a
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_HELPERS := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
@@ -76,14 +80,22 @@ $(B)/san/%.o: %.c
 $(B)/san/genuproof: $(SAN_OBJ)
 	$(CC) $(SAN_CFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/san/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(SAN_LIB_OBJ)
+$(SAN_LIB): $(SAN_LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(REL_LIB): $(REL_LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/san/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(SAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) -Itests/unit -o $@ $< $(UNIT_HELPERS) $(SAN_LIB_OBJ) $(LIBS) -lcmocka
+	$(CC) $(SAN_CFLAGS) -Itests/unit -o $@ $< $(UNIT_HELPERS) $(SAN_LIB) $(LIBS) -lcmocka
 
 # Fuzz targets replayed over their corpus under gcc + sanitizers.
-$(B)/san/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(SAN_LIB_OBJ)
+$(B)/san/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(SAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) -o $@ $< tests/fuzz/replay_main.c $(SAN_LIB_OBJ) $(LIBS)
+	$(CC) $(SAN_CFLAGS) -o $@ $< tests/fuzz/replay_main.c $(SAN_LIB) $(LIBS)
 
 # Real libFuzzer binaries (clang).
 $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
@@ -91,14 +103,14 @@ $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 	$(CLANG) -std=c17 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -g -O1 -DUNITTEST \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LIBS)
 
-$(B)/bench/%: bench/%.c $(REL_LIB_OBJ)
+$(B)/bench/%: bench/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB_OBJ) $(LIBS)
+	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB) $(LIBS)
 
 test-build: $(B)/san/genuproof genuproof $(UNIT_BIN) $(FUZZ_REPLAY)
 
 test: deps
-	$(MAKE) test-build
+	$(MAKE) -j$$(nproc) test-build
 	tests/run.sh
 
 fuzz: $(FUZZ_BIN)

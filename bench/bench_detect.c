@@ -152,8 +152,8 @@ static void gen_put(struct gen *g, cJSON *item)
 
 static void pid_of(long i, char out[40])
 {
-    snprintf(out, 40, "%08lx-0000-4000-8000-%012lu", (unsigned long)(i * 2654435761UL) & 0xffffffffUL,
-             (unsigned long)i % 1000000000000UL);
+    snprintf(out, 40, "%08lx-0000-4000-8000-%012lu",
+             (unsigned long)(i * 2654435761UL) & 0xffffffffUL, (unsigned long)i % 1000000000000UL);
 }
 
 static void brand_of(long i, char out[40])
@@ -344,7 +344,8 @@ static uint64_t generate(enum scenario sc, const char *path, long nrec, long npr
         check(store_batch_commit(g.s), "batch_commit");
     check(store_stream_head(g.s, &head), "stream_head");
     store_close(g.s);
-    fprintf(stderr, "generated %-8s %ld scans, %ld products, %" PRIu64 " stream records in %.1f s\n",
+    fprintf(stderr,
+            "generated %-8s %ld scans, %ld products, %" PRIu64 " stream records in %.1f s\n",
             sc_name[sc], nrec, nprod, head, now_s() - t0);
     return head;
 }
@@ -426,8 +427,9 @@ static void replay(const char *base, const char *path, bool full, size_t batch, 
     /* The detector's own writes (alerts, ops log, DETSTATE) are stream
      * records too: it reads them back and skips them. */
     if (st.checkpoint < head || r->parked)
-        fprintf(stderr, "warning: checkpoint %" PRIu64 " < head %" PRIu64 " or %" PRIu64
-                " parked\n", st.checkpoint, head, r->parked);
+        fprintf(stderr,
+                "warning: checkpoint %" PRIu64 " < head %" PRIu64 " or %" PRIu64 " parked\n",
+                st.checkpoint, head, r->parked);
     detector_free(d);
     store_close(s);
     rm_db(path);

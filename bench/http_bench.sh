@@ -85,8 +85,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-declare -A PORT ADMIN
-RESULTS=$TMP/results # key|rep|rps|p50_us|p99_us|errors|batch|lag|drain_s
+declare -A PORT ADMIN SPID
+RESULTS=$TMP/results # key|rep|rps|p50_us|p99_us|errors|batch|lag|drain_s|cpu_us
+TICK=$(getconf CLK_TCK)
 
 # A free loopback TCP port for nginx (genuproof takes port 0 instead).
 free_port() {
@@ -145,6 +146,7 @@ EOF
     SERVER_PIDS+=("$!")
     wait_port "http://127.0.0.1:$port/" $! || die "nginx did not start: $(cat "$dir/error.log" "$dir/stdout.log")"
     PORT[nginx]=$port
+    SPID[nginx]=$(pgrep -P "$!" | head -1) # the worker does the work
 }
 
 start_gp() { # name durability detector(on|off) access-log(on|off)
@@ -169,6 +171,7 @@ start_gp() { # name durability detector(on|off) access-log(on|off)
     done
     [ -s "$dir/port" ] || die "$name did not start: $(cat "$dir/stderr.log" 2>/dev/null)"
     PORT[$name]=$(cat "$dir/port")
+    SPID[$name]=$pid
     wait_port "http://127.0.0.1:${PORT[$name]}/api/health" "$pid" || die "$name does not answer"
     ADMIN[$name]=$(cat "$dir/db.admin-key")
     # One request of each kind, so the first measurement is not a cold start.
@@ -180,13 +183,23 @@ metric() { # server name -> value (empty when absent)
         "http://127.0.0.1:${PORT[$1]}/metrics" 2>/dev/null | awk -v n="$2" '$1 == n { print $2 }'
 }
 
-# Runs wrk; sets W_RPS W_P50 W_P99 W_ERR (errors of any kind, non-2xx included).
-run_wrk() { # url conns geo(0|1)
-    local threads=1 out line
+# CPU time (user + system, clock ticks) of server $1's process so far.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/${SPID[$1]}/stat" 2>/dev/null || echo 0; }
+
+# Runs wrk against server $4; sets W_RPS W_P50 W_P99 W_ERR (errors of any
+# kind, non-2xx included) and W_CPU (the server's CPU time per request, us:
+# unlike req/s it hardly depends on what else the machine runs).
+run_wrk() { # url conns geo(0|1) server
+    local threads=1 out line c0 c1
     [ "$2" -gt 1 ] && threads=2
+    c0=$(cpu_ticks "$4")
     out=$(BENCH_GEO=$3 wrk -t"$threads" -c"$2" -d"${DURATION}s" --latency \
         -s bench/wrk_report.lua "$1" 2>&1) || die "wrk failed: $out"
+    c1=$(cpu_ticks "$4")
     line=$(grep '^WRK ' <<<"$out") || die "no result line from wrk: $out"
+    W_CPU=$(awk -v a="$c0" -v b="$c1" -v t="$TICK" -v l="$line" 'BEGIN {
+        n = l; sub(/.*requests=/, "", n); sub(/ .*/, "", n)
+        if (n + 0 > 0 && b > a) printf "%.1f", (b - a) * 1e6 / t / n; else print "-" }')
     W_RPS=$(sed -E 's/.* rps=([0-9.]+).*/\1/' <<<"$line")
     W_P50=$(sed -E 's/.* p50_us=([0-9]+).*/\1/' <<<"$line")
     W_P99=$(sed -E 's/.* p99_us=([0-9]+).*/\1/' <<<"$line")
@@ -194,12 +207,12 @@ run_wrk() { # url conns geo(0|1)
 }
 
 record() { # key rep batch lag drain
-    echo "$1|$2|$W_RPS|$W_P50|$W_P99|$W_ERR|$3|$4|$5" >>"$RESULTS"
-    log "$1 (rep $2): $W_RPS req/s p50 ${W_P50}us p99 ${W_P99}us errors $W_ERR batch $3 lag $4 drain ${5}s"
+    echo "$1|$2|$W_RPS|$W_P50|$W_P99|$W_ERR|$3|$4|$5|$W_CPU" >>"$RESULTS"
+    log "$1 (rep $2): $W_RPS req/s p50 ${W_P50}us p99 ${W_P99}us cpu ${W_CPU}us/req errors $W_ERR batch $3 lag $4 drain ${5}s"
 }
 
-measure_static() { # key rep url conns
-    run_wrk "$3" "$4" 0
+measure_static() { # key rep url conns server
+    run_wrk "$3" "$4" 0 "$5"
     record "$1" "$2" - - -
 }
 
@@ -209,7 +222,7 @@ measure_verify() { # key rep server conns geo
     local s=$3 sum0 cnt0 sum1 cnt1 batch=- lag=- drain=-
     sum0=$(metric "$s" genuproof_commit_batch_requests_sum)
     cnt0=$(metric "$s" genuproof_commit_batch_requests_count)
-    run_wrk "http://127.0.0.1:${PORT[$s]}/api/products/verify?code=$CODE" "$4" "$5"
+    run_wrk "http://127.0.0.1:${PORT[$s]}/api/products/verify?code=$CODE" "$4" "$5" "$s"
     sum1=$(metric "$s" genuproof_commit_batch_requests_sum)
     cnt1=$(metric "$s" genuproof_commit_batch_requests_count)
     if [ -n "$cnt1" ] && [ -n "$cnt0" ]; then
@@ -242,6 +255,7 @@ measure_raw() { # key rep mode batch fold(0|1)
     out=$("$RAW" --mode "$3" --batch "$4" --seconds "$DURATION" --runs 1 --dir "$TMP" \
         "${extra[@]}") || die "raw_verify failed"
     rate=$(grep '^RAW ' <<<"$out" | sed -E 's/.* rate=([0-9.]+).*/\1/')
+    W_CPU=$(grep '^RAW ' <<<"$out" | sed -E 's/.* cpu_us=([0-9.]+).*/\1/')
     W_RPS=$rate W_P50=- W_P99=- W_ERR=0
     record "$1" "$2" "$4" - -
 }
@@ -264,10 +278,10 @@ health() { echo "http://127.0.0.1:${PORT[$1]}/api/health"; }
 for rep in $(seq 1 "$RUNS"); do
     log "repetition $rep of $RUNS"
     for c in 1 32; do
-        measure_static "nginx c$c" "$rep" "$NGINX" "$c"
-        measure_static "health c$c" "$rep" "$(health gp-full)" "$c"
+        measure_static "nginx c$c" "$rep" "$NGINX" "$c" nginx
+        measure_static "health c$c" "$rep" "$(health gp-full)" "$c" gp-full
     done
-    measure_static "health-log c32" "$rep" "$(health gp-log)" 32
+    measure_static "health-log c32" "$rep" "$(health gp-log)" 32 gp-log
     for mode in full normal; do
         srv=gp-full
         [ $mode = normal ] && srv=gp-norm
@@ -313,7 +327,7 @@ rps() { awk -v r="$1" 'BEGIN { if (r == "-") print "-"; else printf "%.0f", r }'
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.0f%%", 100 * a / b }'; }
 
 row() { # label key conns reference-key
-    local r p50 p99 ratio=- batch lag drain
+    local r p50 p99 ratio=- batch lag drain cpu
     r=$(med "$2" 3)
     p50=$(med "$2" 4)
     p99=$(med "$2" 5)
@@ -321,8 +335,9 @@ row() { # label key conns reference-key
     batch=$(med "$2" 7)
     lag=$(maxf "$2" 8)
     drain=$(maxf "$2" 9)
+    cpu=$(med "$2" 10)
     [ "$lag" = - ] && drain=-
-    echo "| $1 | $3 | $(rps "$r") | $(ms "$p50") | $(ms "$p99") | $ratio | $batch | $lag / $drain | $(sumf "$2" 6) |"
+    echo "| $1 | $3 | $(rps "$r") | $(ms "$p50") | $(ms "$p99") | $ratio | $cpu | $batch | $lag / $drain | $(sumf "$2" 6) |"
 }
 
 cat <<EOF
@@ -331,8 +346,8 @@ Date: $DATE; machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exi
 kernel $(uname -r); $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2); $(nginx -v 2>&1 | sed 's/.*: //');
 SQLite $(sqlite3 --version 2>/dev/null | cut -d' ' -f1 || echo '?'). Load average (1/5/15 min) at start $LOAD_START, at end $LOAD_END.
 
-| test | conns | req/s | p50 ms | p99 ms | ratio | req/commit | detector lag at end / drain s | errors |
-|---|---:|---:|---:|---:|---|---:|---|---:|
+| test | conns | req/s | p50 ms | p99 ms | ratio | server CPU us/req | req/commit | detector lag at end / drain s | errors |
+|---|---:|---:|---:|---:|---|---:|---:|---|---:|
 $(row "nginx fixed 200 (reference)" "nginx c1" 1)
 $(row "nginx fixed 200 (reference)" "nginx c32" 32)
 $(row "/api/health" "health c1" 1 "nginx c1")
@@ -373,14 +388,16 @@ for mode in full normal; do
     for v in geo plain; do
         k="verify $mode det $v c32"
         r=$(med "$k" 3) p=$(med "$k" 5) raw=$(med "raw $mode" 3)
+        cs=$(med "$k" 10) cr=$(med "raw $mode" 10)
         target "verify ($mode, detector on, $v) >= 5,000 req/s at 32 conns" "$(ge "$r" 5000)" "$(rps "$r") req/s"
         target "verify ($mode, detector on, $v) p99 <= 10 ms" "$(le "$p" 10000)" "$(ms "$p") ms"
-        target "verify ($mode, detector on, $v) >= 50% of raw SQLite" "$(ge "$r" "$(half "$raw")")" "$(pct "$r" "$raw") of $(rps "$raw")"
+        target "verify ($mode, detector on, $v) >= 50% of raw SQLite" "$(ge "$r" "$(half "$raw")")" \
+            "$(pct "$r" "$raw") of $(rps "$raw") req/s; by CPU time per verify, raw $cr us vs server $cs us = $(pct "$cr" "$cs")"
     done
 done
 if [ "$FLAT" = 1 ]; then
     a=$(med "flat run1" 3) b=$(med "flat run2" 3)
     target "per-verify work flat (second run >= 90% of the first)" \
         "$(ge "$b" "$(awk -v a="$a" 'BEGIN { print a * 0.9 }')")" \
-        "$(rps "$a") then $(rps "$b") req/s; the second run started with $(awk -F'|' '$1 == "flat run1" { printf "%d", $3 * '"$DURATION"' }' "$RESULTS") scans in the product's history"
+        "$(rps "$a") then $(rps "$b") req/s, server CPU $(med "flat run1" 10) then $(med "flat run2" 10) us per verify; the second run started with $(awk -F'|' '$1 == "flat run1" { printf "%d", $3 * '"$DURATION"' }' "$RESULTS") scans in the product's history"
 fi

@@ -24,7 +24,9 @@
  * as the server's counter folding does (api/counters.c).
  *
  * Each run writes into a fresh database for --seconds and reports
- * verifies/s; the medians of --runs runs are printed as a Markdown table.
+ * verifies/s and the CPU time per verify (which depends much less on
+ * what else runs on the machine); the medians of --runs runs are printed
+ * as a Markdown table.
  * Lines starting "RAW " are for scripts.
  *
  *   make bench && build/bench/raw_verify [--mode full|normal|both]
@@ -90,6 +92,13 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -264,7 +273,7 @@ static int run_once(const struct opts *o, const char *dir, bool full, int run, d
     char path[1200];
     struct raw r;
     long long n = 0;
-    double t0, el = 0;
+    double t0, c0, el = 0;
     int rc;
 
     snprintf(path, sizeof(path), "%s/raw.db", dir);
@@ -273,6 +282,7 @@ static int run_once(const struct opts *o, const char *dir, bool full, int run, d
     if (rc)
         return rc;
     t0 = now_s();
+    c0 = cpu_s();
     while (!rc && el < o->seconds) {
         rc = step(&r, ST_BEGIN);
         for (int i = 0; i < o->batch && !rc; i++)
@@ -285,13 +295,16 @@ static int run_once(const struct opts *o, const char *dir, bool full, int run, d
             n += o->batch;
         el = now_s() - t0;
     }
+    c0 = cpu_s() - c0;
     raw_close(&r);
     unlink_db(path);
     if (rc)
         return rc;
     *rate = (double)n / el;
-    printf("RAW mode=%s batch=%d fold=%s run=%d verifies=%lld seconds=%.2f rate=%.1f\n",
-           full ? "full" : "normal", o->batch, o->fold ? "yes" : "no", run, n, el, *rate);
+    printf("RAW mode=%s batch=%d fold=%s run=%d verifies=%lld seconds=%.2f rate=%.1f "
+           "cpu_us=%.1f\n",
+           full ? "full" : "normal", o->batch, o->fold ? "yes" : "no", run, n, el, *rate,
+           n ? c0 * 1e6 / (double)n : 0);
     fflush(stdout);
     return 0;
 }

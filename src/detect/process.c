@@ -71,8 +71,8 @@ struct det_alert {
     char *window;
     cJSON *item;
     bool is_new, dirty;
-    unsigned pending;                    /* hits folded, not yet applied */
-    char pending_last[ISO_LEN + 1];      /* their latest timestamp */
+    unsigned pending;                      /* hits folded, not yet applied */
+    char pending_last[ISO_LEN + 1];        /* their latest timestamp */
     const char *pending_flags[DET_NTYPES]; /* flags in first-seen order */
     size_t npending_flags;
     struct classification cls; /* the last hit's classification ... */

@@ -171,10 +171,26 @@ check "Last-Event-ID of the newest: nothing replayed" '! grep -q "^event: threat
 sse_peek "all=1" -H "Authorization: Bearer $GP_ADMIN_KEY" -H "Last-Event-ID: 0"
 check "all=1 replays every brand" '[ "$(grep -c "^event: threat$" "$GP_DIR/sb")" -eq 5 ]'
 
+# ---- per-brand stream limit ----
+gp_restart --sse-max-streams 1 || gp_finish
+if [ "$HAVE_ES" = 1 ]; then
+    check "limit: the client holds the one slot" 'wait_for "[ \"\$(metric genuproof_sse_clients)\" = 1 ]"'
+else
+    curl -s -N --max-time 3 -H "Authorization: Bearer $KA" "$GP_URL/api/stream?brandId=$A" >/dev/null &
+    HOLD=$!
+    wait_for '[ "$(metric genuproof_sse_clients)" = 1 ]'
+fi
+AUTH="Bearer $KA" req GET "/api/stream?brandId=$A"
+check_status "limit: second stream of the brand -> 429" 429
+check "limit: Retry-After" 'grep -qi "^Retry-After:" "$GP_DIR/h"'
+sse_peek "brandId=$B" -H "Authorization: Bearer $KB"
+check "limit: other brands unaffected" 'grep -q "^event: connected$" "$GP_DIR/sb"'
+[ "$HAVE_ES" = 1 ] || kill "$HOLD" 2>/dev/null
+
 # ---- a client that never reads is dropped; the others keep receiving ----
 # Unscaled time here: the server's 30 s no-progress timeout must not close the
 # stalled client before its output buffer overflows on a busy machine.
-GENUPROOF_TIME_SCALE=1 gp_restart --sse-buffer 4096 || gp_finish
+GENUPROOF_TIME_SCALE=1 gp_restart --sse-buffer 16384 || gp_finish
 if [ "$HAVE_ES" = 1 ]; then
     check "client back after restart" 'wait_for "[ \"\$(metric genuproof_sse_clients)\" = 1 ]" 15'
     # Products first, so that the recalls below come in quick succession.  Long
@@ -192,7 +208,7 @@ if [ "$HAVE_ES" = 1 ]; then
     STPID=$!
     check "stalled client connected" 'wait_for "grep -q stalled \"$GP_DIR/stall.out\" && [ \"\$(metric genuproof_sse_clients)\" = 2 ]"'
     # Recalled 8 at a time, until the stalled client's kernel buffers and its
-    # 4 KB output buffer are full (about 50 alerts on Linux defaults).
+    # 16 KB output buffer are full (about 50 alerts on Linux defaults).
     REASON=$(head -c 1900 /dev/zero | tr '\0' 'x')
     for first in 1 26 51 76 101 126; do
         sed -n "${first},$((first + 24))p" "$GP_DIR/ids" |
@@ -214,22 +230,6 @@ if [ "$HAVE_ES" = 1 ]; then
     check "no duplicate alert at all" \
         "jq -s -e '[.[] | select(.ev == \"threat\") | .data | fromjson | .alertId] | length == (unique | length)' \"$ES_OUT\" >/dev/null"
 fi
-
-# ---- per-brand stream limit ----
-gp_restart --sse-max-streams 1 || gp_finish
-if [ "$HAVE_ES" = 1 ]; then
-    check "limit: the client holds the one slot" 'wait_for "[ \"\$(metric genuproof_sse_clients)\" = 1 ]"'
-else
-    curl -s -N --max-time 3 -H "Authorization: Bearer $KA" "$GP_URL/api/stream?brandId=$A" >/dev/null &
-    HOLD=$!
-    wait_for '[ "$(metric genuproof_sse_clients)" = 1 ]'
-fi
-AUTH="Bearer $KA" req GET "/api/stream?brandId=$A"
-check_status "limit: second stream of the brand -> 429" 429
-check "limit: Retry-After" 'grep -qi "^Retry-After:" "$GP_DIR/h"'
-sse_peek "brandId=$B" -H "Authorization: Bearer $KB"
-check "limit: other brands unaffected" 'grep -q "^event: connected$" "$GP_DIR/sb"'
-[ "$HAVE_ES" = 1 ] || kill "$HOLD" 2>/dev/null
 
 gp_stop
 check "server stops cleanly with open streams" '[ "$GP_STOP_RC" = 0 ]'

@@ -538,6 +538,16 @@ static void test_resume_ahead(void **state)
     snprintf(want, sizeof want, "%" PRIu64, a2);
     assert_string_equal(ids, want);
     sub_close(s, &c);
+
+    /* an id the stream never issued is ignored: a fresh start */
+    struct fake_conn d = {0};
+    s = sub_open(f->h, &d, "brand-a", false, false, true, a2 + 1000);
+    uint64_t a3 = put_alert(f->s, "brand-a", "t3", NULL);
+    pump_all(f->h);
+    threat_ids(&d, ids, sizeof ids);
+    snprintf(want, sizeof want, "%" PRIu64, a3);
+    assert_string_equal(ids, want);
+    sub_close(s, &d);
 }
 
 /* Records trimmed by retention: ": gap" first, then what remains. */
