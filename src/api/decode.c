@@ -12,51 +12,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include "util/utf8.h"
 #include <string.h>
 
 #define DEC_DEPTH_MAX 64
 
 bool dec_utf8_ok(const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = p[i];
-        if (c == 0)
-            return false;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        unsigned int cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            len = 2;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        if (n - i < len)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((p[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = (cp << 6) | (p[i + k] & 0x3F);
-        }
-        /* overlong forms, surrogates, beyond U+10FFFF */
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return false;
-        if (cp >= 0xD800 && cp <= 0xDFFF)
-            return false;
-        i += len;
-    }
-    return true;
+    return utf8_valid(s, n, false);
 }
 
 /* Depth and "\u0000" screening over JSON text that is already known to be

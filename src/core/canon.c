@@ -19,6 +19,7 @@
  * appended with one buf_append().  Only escapes, lone surrogates (WTF-8)
  * and invalid bytes break a run.
  */
+#include "util/utf8.h"
 #include "core/canon.h"
 
 #include <math.h>
@@ -192,42 +193,6 @@ static int plain_ascii(unsigned char c)
 }
 
 /*
- * Length of the well-formed UTF-8 sequence at s[0..n) (s[0] >= 0x80), or 0
- * when it is not one.  Surrogate code points (ED A0..BF xx) are not
- * well-formed and give 0.
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t len;
-
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4;
-    else
-        return 0;
-    if (c == 0xe0)
-        lo = 0xa0;
-    else if (c == 0xed)
-        hi = 0x9f;
-    else if (c == 0xf0)
-        lo = 0x90;
-    else if (c == 0xf4)
-        hi = 0x8f;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++) {
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    }
-    return len;
-}
-
-/*
  * Bytes to replace with one U+FFFD at an invalid position: the lead byte
  * plus the continuation bytes that still formed a valid prefix (the
  * "maximal subpart" rule that Node's decoder applies).  At least 1.
@@ -291,7 +256,7 @@ int canon_string(struct buf *b, const char *str, size_t n)
                 continue;
             }
             if (i < n && s[i] >= 0x80) {
-                size_t l = utf8_len(s + i, n - i);
+                size_t l = utf8_decode(s + i, n - i, NULL);
                 if (l) {
                     i += l;
                     continue;

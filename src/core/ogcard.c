@@ -12,6 +12,7 @@
  * (og_clean_text) and shortened with an ellipsis to fit its slot, so no
  * input can overflow the card or put cairo into an error state.
  */
+#include "util/utf8.h"
 #include "core/ogcard.h"
 
 #include <math.h>
@@ -54,47 +55,6 @@ const char *__lsan_default_suppressions(void)
 }
 #endif
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 when invalid
- * (overlong forms, surrogates and code points past U+10FFFF are invalid).
- * *cp receives the code point. */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    uint32_t c = s[0];
-    size_t len;
-    uint32_t min;
-
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        c &= 0x1f;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        c &= 0x0f;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        c &= 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return len;
-}
-
 size_t og_clean_text(const char *src, size_t max, char *dst, size_t dst_size)
 {
     const unsigned char *s = (const unsigned char *)(src ? src : "");
@@ -106,7 +66,7 @@ size_t og_clean_text(const char *src, size_t max, char *dst, size_t dst_size)
         max = dst_size - 1;
     while (i < n) {
         uint32_t cp = 0;
-        size_t len = utf8_seq(s + i, n - i, &cp);
+        size_t len = utf8_decode(s + i, n - i, &cp);
         bool bad = len == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f);
         size_t outlen = bad ? 1 : len;
         if (o + outlen > max)

@@ -21,6 +21,7 @@
 #include "store/capacity.h"
 #include "store/store_int.h"
 #include "util/buf.h"
+#include "util/utf8.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -216,56 +217,17 @@ static bool opt_key_ok(const cJSON *item, const char *name, size_t max)
     return cJSON_IsString(v) && key_ok(v->valuestring, max, false);
 }
 
-/* Strict UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF.
- * DynamoDB refuses other strings, and canon_write would not round-trip
- * them (it rewrites bad bytes and prints WTF-8 surrogates as escapes that
- * cJSON cannot parse back). */
-static bool utf8_ok(const char *str)
-{
-    const unsigned char *p = (const unsigned char *)str;
-    while (*p) {
-        unsigned c = *p;
-        size_t n;
-        uint32_t cp;
-        if (c < 0x80) {
-            p++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-            n = 1;
-            cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            n = 2;
-            cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            n = 3;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        for (size_t i = 1; i <= n; i++) {
-            if ((p[i] & 0xc0) != 0x80)
-                return false;
-            cp = (cp << 6) | (p[i] & 0x3f);
-        }
-        if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        p += n + 1;
-    }
-    return true;
-}
-
 /* Every name and string valid UTF-8, every number finite. */
 static bool value_ok(const cJSON *v)
 {
     if (cJSON_IsString(v) || cJSON_IsRaw(v))
-        return v->valuestring && utf8_ok(v->valuestring);
+        return v->valuestring && utf8_valid(v->valuestring, strlen(v->valuestring), false);
     if (cJSON_IsNumber(v))
         return isfinite(v->valuedouble);
     if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
         for (const cJSON *e = v->child; e; e = e->next) {
-            if (cJSON_IsObject(v) && (!e->string || !utf8_ok(e->string)))
+            if (cJSON_IsObject(v) &&
+                (!e->string || !utf8_valid(e->string, strlen(e->string), false)))
                 return false;
             if (!value_ok(e))
                 return false;
@@ -533,7 +495,8 @@ static const char *cursor_str(const cJSON *root, const char *name, size_t max)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, name);
     /* Stored keys are valid UTF-8, so a cursor key that is not cannot
      * have come from us. */
-    if (!cJSON_IsString(v) || !key_ok(v->valuestring, max, false) || !utf8_ok(v->valuestring))
+    if (!cJSON_IsString(v) || !key_ok(v->valuestring, max, false) ||
+        !utf8_valid(v->valuestring, strlen(v->valuestring), false))
         return NULL;
     return v->valuestring;
 }
