@@ -67,6 +67,7 @@ static bool country_known(const char *c)
  * this request's country included. */
 static int geo_countries(struct api_req *r, const char *pk, size_t *n)
 {
+    static const char *const geo_attrs[] = {"country"};
     char from[ISO_LEN + 1];
     struct key lo, hi;
     struct store_result res = {0};
@@ -86,7 +87,11 @@ static int geo_countries(struct api_req *r, const char *pk, size_t *n)
                             .sk2 = hi.s,
                             .limit = VERIFY_GEO_LIMIT,
                             .forward = false,
-                            .consistent = true};
+                            .consistent = true,
+                            /* only the country is needed: skip the rest
+                             * of each scan instead of building it */
+                            .project = geo_attrs,
+                            .nproject = 1};
     rc = store_query(api_store(r), &q, &res);
     if (rc)
         return rc;

@@ -469,3 +469,124 @@ cJSON *item_json_parse(const char *text, size_t len)
     cJSON_Delete(v);
     return cJSON_ParseWithLength(text, len);
 }
+
+/* Moves r->p past one JSON value without building it; false when the
+ * text is not what canon_write produces. */
+static bool skip_value(struct rd *r)
+{
+    int depth = 0;
+    do {
+        if (r->p >= r->end)
+            return false;
+        char c = *r->p;
+        if (c == '"') {
+            for (r->p++; r->p < r->end && *r->p != '"'; r->p++)
+                if (*r->p == '\\')
+                    r->p++;
+            if (r->p >= r->end)
+                return false;
+            r->p++;
+        } else if (c == '{' || c == '[') {
+            depth++;
+            r->p++;
+        } else if (c == '}' || c == ']') {
+            if (--depth < 0)
+                return false;
+            r->p++;
+        } else if (c == ',' || c == ':') {
+            if (depth == 0)
+                return false;
+            r->p++;
+        } else {
+            /* number or literal: up to the next delimiter */
+            const char *s = r->p;
+            while (r->p < r->end && *r->p != ',' && *r->p != '}' && *r->p != ']' && *r->p != ':')
+                r->p++;
+            if (r->p == s)
+                return false;
+        }
+    } while (depth > 0);
+    return true;
+}
+
+static bool wanted(const char *k, size_t kn, const char *const *attrs, size_t n)
+{
+    if ((kn == 2 && (memcmp(k, "PK", 2) == 0 || memcmp(k, "SK", 2) == 0)))
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(attrs[i]) == kn && memcmp(attrs[i], k, kn) == 0)
+            return true;
+    return false;
+}
+
+cJSON *item_json_project(const char *text, size_t len, const char *const *attrs, size_t n)
+{
+    struct rd r = {text, text + len, 0};
+    cJSON *obj, *tail = NULL;
+
+    if (len < 2 || text[0] != '{')
+        goto slow;
+    obj = new_node(cJSON_Object);
+    if (!obj)
+        return NULL;
+    r.p++;
+    if (r.p < r.end && *r.p == '}' && r.p + 1 == r.end)
+        return obj;
+    for (;;) {
+        /* key: plain text only (canonical keys of stored items); anything
+         * else takes the slow path */
+        if (r.p >= r.end || *r.p != '"')
+            goto fail;
+        const char *k0 = r.p + 1, *kq = k0;
+        while (kq < r.end && !STR_SPECIAL[(unsigned char)*kq])
+            kq++;
+        if (kq >= r.end || *kq != '"' || kq + 1 >= r.end || kq[1] != ':')
+            goto fail;
+        r.p = kq + 2;
+        if (wanted(k0, (size_t)(kq - k0), attrs, n)) {
+            cJSON *v = read_value(&r);
+            if (!v)
+                goto fail;
+            const char *ck = common_key(k0, (size_t)(kq - k0));
+            if (ck) {
+                v->string = (char *)ck;
+                v->type |= cJSON_StringIsConst;
+            } else {
+                v->string = cJSON_malloc((size_t)(kq - k0) + 1);
+                if (!v->string) {
+                    cJSON_Delete(v);
+                    goto fail;
+                }
+                memcpy(v->string, k0, (size_t)(kq - k0));
+                v->string[kq - k0] = '\0';
+            }
+            append(obj, &tail, v);
+        } else if (!skip_value(&r)) {
+            goto fail;
+        }
+        if (r.p >= r.end)
+            goto fail;
+        if (*r.p == ',') {
+            r.p++;
+            continue;
+        }
+        if (*r.p == '}' && r.p + 1 == r.end)
+            return obj;
+        goto fail;
+    }
+fail:
+    cJSON_Delete(obj);
+slow:
+    /* Unexpected text: parse it all and keep the wanted members. */
+    obj = item_json_parse(text, len);
+    if (!cJSON_IsObject(obj)) {
+        cJSON_Delete(obj);
+        return NULL;
+    }
+    for (cJSON *m = obj->child, *next; m; m = next) {
+        next = m->next;
+        if (!m->string || !wanted(m->string, strlen(m->string), attrs, n))
+            cJSON_Delete(cJSON_DetachItemViaPointer(obj, m));
+    }
+    return obj;
+}

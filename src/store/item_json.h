@@ -19,5 +19,10 @@
 /* Parses text[0..len).  Returns the tree, or NULL when the text is not
  * JSON (or nests deeper than CJSON_NESTING_LIMIT). */
 cJSON *item_json_parse(const char *text, size_t len);
+/* Like item_json_parse, but the object keeps only PK, SK and the n
+ * top-level attributes named in attrs (a ProjectionExpression); the other
+ * members are skipped without being built.  NULL when the text is not a
+ * JSON object. */
+cJSON *item_json_project(const char *text, size_t len, const char *const *attrs, size_t n);
 
 #endif

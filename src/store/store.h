@@ -166,6 +166,11 @@ struct store_query {
     bool count_only;   /* Select COUNT: result.items stays NULL */
     bool consistent;   /* strongly consistent read (table only) */
     const char *start; /* cursor from a previous result's next, or NULL */
+    /* ProjectionExpression: when nproject > 0, returned items hold only
+     * PK, SK and these top-level attributes.  Capacity is still charged
+     * for whole items, as DynamoDB does. */
+    const char *const *project;
+    size_t nproject;
 };
 
 struct store_result {

@@ -811,7 +811,10 @@ static int sq_query(struct store *s, const struct store_query *qq, const struct 
         }
         if (!qq->count_only) {
             const char *body = (const char *)sqlite3_column_text(st, 4);
-            cJSON *item = body ? item_json_parse(body, (size_t)sqlite3_column_bytes(st, 4)) : NULL;
+            size_t blen = (size_t)sqlite3_column_bytes(st, 4);
+            cJSON *item = !body          ? NULL
+                          : qq->nproject ? item_json_project(body, blen, qq->project, qq->nproject)
+                                         : item_json_parse(body, blen);
             if (!item) {
                 rc = SQLITE_CORRUPT;
                 break;

@@ -560,6 +560,33 @@ static void t_query_sk_conditions(void **state)
     assert_int_equal(store_query(c->s, &q, &res), ERR_INVALID);
 }
 
+/* ProjectionExpression: only PK, SK and the named attributes come back,
+ * values intact, on the table and on GSI1. */
+static void t_query_projection(void **state)
+{
+    struct conf *c = *state;
+    cJSON *it = cJSON_Parse("{\"PK\":\"PJ\",\"SK\":\"S#1\",\"GSI1PK\":\"G\",\"GSI1SK\":\"1\","
+                            "\"country\":\"FR\",\"nested\":{\"a\":[1,\"},\"]},\"n\":3}");
+    assert_int_equal(store_put(c->s, it, NULL), 0);
+    cJSON_Delete(it);
+    const char *attrs[] = {"country", "missing"};
+    for (int gsi = 0; gsi < 2; gsi++) {
+        struct store_query q = {.index = gsi ? STORE_INDEX_GSI1 : STORE_INDEX_TABLE,
+                                .pk = gsi ? "G" : "PJ",
+                                .project = attrs,
+                                .nproject = 2};
+        struct store_result res;
+        assert_int_equal(store_query(c->s, &q, &res), 0);
+        assert_int_equal(res.count, 1);
+        const cJSON *got = cJSON_GetArrayItem(res.items, 0);
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(got, "PK")->valuestring, "PJ");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(got, "SK")->valuestring, "S#1");
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(got, "country")->valuestring, "FR");
+        assert_int_equal(cJSON_GetArraySize(got), 3);
+        store_result_free(&res);
+    }
+}
+
 /* Byte-wise (UTF-8, i.e. code point) order; keys must be valid UTF-8. */
 static void t_query_bytewise(void **state)
 {
@@ -1398,6 +1425,7 @@ int store_conformance_run(const char *driver_name, struct store *(*open)(void *c
         CT(t_update),
         CT(t_query_pagination),
         CT(t_query_sk_conditions),
+        CT(t_query_projection),
         CT(t_query_bytewise),
         CT(t_query_gsi),
         CT(t_query_count_and_cursor),

@@ -174,13 +174,51 @@ static void t_roundtrip_canon(void **state)
     cJSON_Delete(it);
 }
 
+/* item_json_project keeps PK, SK and the named attributes, skipping the
+ * rest without building it; the result equals a full parse with the other
+ * members removed. */
+static void t_project(void **state)
+{
+    (void)state;
+    static const char *texts[] = {
+        "{\"PK\":\"PRODUCT#p\",\"SK\":\"SCAN#t#1\",\"ip\":\"1.2.3.4\",\"country\":\"US\","
+        "\"result\":\"authentic\"}",
+        "{\"PK\":\"a\",\"SK\":\"b\",\"data\":{\"x\":[1,{\"y\":\"},]\\\"\"}],\"z\":null},"
+        "\"n\":-1.5e+21,\"country\":\"F\\u00e9\",\"t\":true,\"l\":[\"[\",\"{\"]}",
+        "{\"PK\":\"a\",\"SK\":\"b\"}",
+        "{\"country\":{\"nested\":[1,2,3]},\"PK\":\"a\",\"SK\":\"b\",\"zz\":\"q\"}",
+        "{}",
+        /* not canonical (spaces): the slow path must give the same answer */
+        "{ \"PK\" : \"a\", \"country\" : \"DE\", \"other\" : [ 1 ] }",
+    };
+    const char *attrs[] = {"country", "zz"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        cJSON *p = item_json_project(texts[i], strlen(texts[i]), attrs, 2);
+        cJSON *full = cJSON_Parse(texts[i]);
+        assert_non_null(p);
+        assert_non_null(full);
+        for (cJSON *m = full->child, *next; m; m = next) {
+            next = m->next;
+            if (strcmp(m->string, "PK") && strcmp(m->string, "SK") &&
+                strcmp(m->string, "country") && strcmp(m->string, "zz"))
+                cJSON_Delete(cJSON_DetachItemViaPointer(full, m));
+        }
+        assert_true(cJSON_Compare(p, full, true));
+        cJSON_Delete(p);
+        cJSON_Delete(full);
+    }
+    /* not an object, truncated, garbage */
+    static const char *bad[] = {"[1]", "{\"PK\":\"a\"", "{\"PK\":}", "x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_null(item_json_project(bad[i], strlen(bad[i]), attrs, 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_canonical_items),
-        cmocka_unit_test(t_odd_inputs),
-        cmocka_unit_test(t_depth_limit),
-        cmocka_unit_test(t_roundtrip_canon),
+        cmocka_unit_test(t_canonical_items), cmocka_unit_test(t_odd_inputs),
+        cmocka_unit_test(t_depth_limit),     cmocka_unit_test(t_roundtrip_canon),
+        cmocka_unit_test(t_project),
     };
     return cmocka_run_group_tests_name("item_json", tests, NULL, NULL);
 }
