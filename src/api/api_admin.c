@@ -24,6 +24,7 @@
 
 #include "api/app.h"
 #include "api/detect_driver.h"
+#include "api/pager.h"
 #include "core/timeutil.h"
 #include "detect/checks.h"
 #include "detect/consumer.h"
@@ -39,28 +40,6 @@
 #define ADMIN_REPLAY_MAX        100
 /* Dead letters read per day partition when replaying (dlq_list's cap). */
 #define ADMIN_REPLAY_SCAN 1000
-#define DAY_MS            86400000LL
-
-/* YYYY-MM-DD of the day `back` days before now_ms. */
-static void day_of(int64_t now_ms, long back, char out[11])
-{
-    char iso[ISO_LEN + 1];
-    time_iso(now_ms - (int64_t)back * DAY_MS, iso);
-    memcpy(out, iso, 10);
-    out[10] = '\0';
-}
-
-/* Moves every element of src to the end of dst; frees src. */
-static void append_all(cJSON *dst, cJSON *src)
-{
-    cJSON *it;
-
-    while (src && (it = src->child)) {
-        cJSON_DetachItemViaPointer(src, it);
-        cJSON_AddItemToArray(dst, it);
-    }
-    cJSON_Delete(src);
-}
 
 static void dlq_get(struct api_req *r)
 {
@@ -81,11 +60,11 @@ static void dlq_get(struct api_req *r)
     for (long d = 0; d < days && cJSON_GetArraySize(all) < limit; d++) {
         char day[11];
         cJSON *page = NULL;
-        day_of(r->now_ms, d, day);
+        time_day_bucket(r->now_ms - (int64_t)d * TIME_DAY_MS, day);
         rc = dlq_list(api_store(r), day, (int)(limit - cJSON_GetArraySize(all)), &page);
         if (rc)
             break;
-        append_all(all, page);
+        pager_move_all(all, page);
     }
     if (rc) {
         api_fail(r, "Failed to read the dead-letter queue", rc);
@@ -129,7 +108,7 @@ static int collect(struct api_req *r, long days, double seq, cJSON **out)
     for (long d = 0; !rc && d < days; d++) {
         char day[11];
         cJSON *page = NULL, *it, *next;
-        day_of(r->now_ms, d, day);
+        time_day_bucket(r->now_ms - (int64_t)d * TIME_DAY_MS, day);
         rc = dlq_list(api_store(r), day, ADMIN_REPLAY_SCAN, &page);
         if (rc)
             break;

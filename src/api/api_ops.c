@@ -25,7 +25,6 @@
 #define OPS_MAX_LIMIT     500
 #define OPS_DEFAULT_DAYS  7
 #define OPS_MAX_DAYS      31
-#define DAY_MS            86400000LL
 
 struct ops_bucket {
     char date[11];
@@ -33,18 +32,6 @@ struct ops_bucket {
     int items;
     double latency_ms;
 };
-
-/* Moves every element of src to the end of dst; frees src. */
-static void append_all(cJSON *dst, cJSON *src)
-{
-    cJSON *it;
-
-    while (src && (it = src->child)) {
-        cJSON_DetachItemViaPointer(src, it);
-        cJSON_AddItemToArray(dst, it);
-    }
-    cJSON_Delete(src);
-}
 
 static void ops_log(struct api_req *r)
 {
@@ -68,7 +55,7 @@ static void ops_log(struct api_req *r)
     for (long i = 0; i < days; i++) {
         int64_t t0;
 
-        time_day_bucket(r->now_ms - i * DAY_MS, b[i].date);
+        time_day_bucket(r->now_ms - i * TIME_DAY_MS, b[i].date);
         if (!key_opslog_pk_day(&b[i].pk, b[i].date)) {
             rc = ERR_INTERNAL;
             break;
@@ -80,7 +67,7 @@ static void ops_log(struct api_req *r)
         if (rc)
             break;
         b[i].items = cJSON_GetArraySize(page);
-        append_all(all, page);
+        pager_move_all(all, page);
         page = NULL;
     }
     if (!rc)
@@ -89,7 +76,7 @@ static void ops_log(struct api_req *r)
         q.pk = KEY_PK_OPS_LOG_LEGACY;
         rc = pager_collect(api_store(r), &q, (size_t)limit, &page);
         if (!rc) {
-            append_all(all, page);
+            pager_move_all(all, page);
             page = NULL;
         }
     }

@@ -190,7 +190,7 @@ static void analytics_get(struct api_req *r)
     if (rc)
         goto fail;
     for (int d = 0; d < ANALYTICS_DAYS; d++)
-        time_day_bucket(r->now_ms - (int64_t)(ANALYTICS_DAYS - 1 - d) * 86400000, a.days[d]);
+        time_day_bucket(r->now_ms - (int64_t)(ANALYTICS_DAYS - 1 - d) * TIME_DAY_MS, a.days[d]);
     cJSON_ArrayForEach(p, a.products)
     {
         const char *pid = str_attr(p, "productId");
@@ -339,7 +339,7 @@ static int feed_audit_trail(struct feed *f, long limit)
     for (int d = 0; d < AUDIT_DAYS && f->n - before < (size_t)limit; d++) {
         char day[11];
         struct key pk;
-        time_day_bucket(f->r->now_ms - (int64_t)d * 86400000, day);
+        time_day_bucket(f->r->now_ms - (int64_t)d * TIME_DAY_MS, day);
         if (!key_audit_pk_day(&pk, day))
             return ERR_INVALID;
         struct store_query q = {.pk = pk.s, .forward = false};

@@ -30,8 +30,6 @@
 #include "core/product.h"
 #include "util/err.h"
 
-#define DAY_MS         86400000LL
-#define HOUR_MS        3600000LL
 #define WARN_MAX       8
 #define SCAN_PUT_TRIES 3
 
@@ -77,7 +75,7 @@ static int geo_countries(struct api_req *r, const char *pk, size_t *n)
     int rc;
 
     *n = 0;
-    time_iso(r->now_ms - DAY_MS, from);
+    time_iso(r->now_ms - TIME_DAY_MS, from);
     if (!key_scan_lo(&lo, from) || !key_scan_hi(&hi, r->now_iso))
         return ERR_INVALID;
     struct store_query q = {.index = STORE_INDEX_TABLE,
@@ -123,7 +121,7 @@ static int burst_count(struct api_req *r, const char *pk, int *n)
     int rc;
 
     *n = 0;
-    time_iso(r->now_ms - HOUR_MS, from);
+    time_iso(r->now_ms - TIME_HOUR_MS, from);
     if (!key_scan_lo(&lo, from) || !key_scan_hi(&hi, r->now_iso))
         return ERR_INVALID;
     struct store_query q = {.index = STORE_INDEX_TABLE,
@@ -212,7 +210,7 @@ static int count_scan(struct api_req *r, struct verify_state *v, const cJSON *pr
 
     int64_t created_ms;
     if (created && time_parse_iso(created, &created_ms) == 0) {
-        double days = (double)(r->now_ms - created_ms) / (double)DAY_MS;
+        double days = (double)(r->now_ms - created_ms) / (double)TIME_DAY_MS;
         if (days < 1)
             days = 1;
         double rate = *scans / days;

@@ -115,3 +115,14 @@ out:
     *out = arr;
     return 0;
 }
+
+void pager_move_all(cJSON *dst, cJSON *src)
+{
+    cJSON *it;
+
+    while (src && (it = src->child)) {
+        cJSON_DetachItemViaPointer(src, it);
+        cJSON_AddItemToArray(dst, it);
+    }
+    cJSON_Delete(src);
+}

@@ -27,6 +27,10 @@ int pager_each(struct store *s, const struct store_query *q, size_t max, pager_f
 
 /* Collects the first max items (0: all) of q into a new JSON array owned
  * by the caller; on error *out is NULL and a negative ERR_* is returned. */
+/* Moves every element of the array src to the end of the array dst and
+ * frees src (NULL src: nothing). */
+void pager_move_all(cJSON *dst, cJSON *src);
+
 int pager_collect(struct store *s, const struct store_query *q, size_t max, cJSON **out);
 
 #endif

@@ -12,6 +12,10 @@
 
 #define ISO_LEN 24
 
+/* Milliseconds per hour and per day. */
+#define TIME_HOUR_MS 3600000LL
+#define TIME_DAY_MS  86400000LL
+
 /* Wall clock, ms since epoch. */
 int64_t time_now_ms(void);
 /* Monotonic clock in ms (durations, timeouts). */
