@@ -29,6 +29,7 @@
 #include "core/opslog.h"
 #include "core/timeutil.h"
 #include "store/store.h"
+#include "util/backoff.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/timescale.h"
@@ -98,9 +99,7 @@ static void kick(struct classify_driver *d)
 static void store_trouble(struct classify_driver *d, const char *what, int rc)
 {
     d->st.errors++;
-    d->backoff_s = d->backoff_s > 0 ? d->backoff_s * 2 : ERR_BACKOFF_S;
-    if (d->backoff_s > ERR_BACKOFF_MAX_S)
-        d->backoff_s = ERR_BACKOFF_MAX_S;
+    d->backoff_s = backoff_next(d->backoff_s, ERR_BACKOFF_S, ERR_BACKOFF_MAX_S);
     d->backoff_until = time_mono_ms() + (int64_t)(scaled(d->backoff_s) * 1000.0);
     log_warn("classifier: %s failed (%s); retrying later", what, err_str(rc));
 }

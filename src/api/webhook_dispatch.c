@@ -41,6 +41,7 @@
 #include "core/webhook.h"
 #include "http/client.h"
 #include "store/store.h"
+#include "util/backoff.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -130,9 +131,7 @@ static void kick(struct webhook_dispatch *d)
 static void store_trouble(struct webhook_dispatch *d, const char *what, int rc)
 {
     d->st.errors++;
-    d->backoff_s = d->backoff_s > 0 ? d->backoff_s * 2 : ERR_BACKOFF_S;
-    if (d->backoff_s > ERR_BACKOFF_MAX_S)
-        d->backoff_s = ERR_BACKOFF_MAX_S;
+    d->backoff_s = backoff_next(d->backoff_s, ERR_BACKOFF_S, ERR_BACKOFF_MAX_S);
     d->backoff_until = time_mono_ms() + (int64_t)(scaled(d->backoff_s) * 1000.0);
     log_warn("webhooks: %s failed (%s); retrying later", what, err_str(rc));
 }
