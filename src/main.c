@@ -8,6 +8,12 @@
 
 const struct cmd cmd_table[] = {
     {"serve", cmd_serve, "API server + SSE + detector on the embedded store"},
+    {"tui", cmd_tui, "threat dashboard client (SSE)"},
+    {"demo", cmd_demo, "backend + traffic simulator + dashboard in one process"},
+    {"detect", cmd_detect, "stream detector worker (distributed mode)"},
+    {"simulate", cmd_simulate, "traffic generator against a server"},
+    {"audit", cmd_audit, "hot partition report"},
+    {"table", cmd_table_admin, "DynamoDB table admin"},
     {NULL, NULL, NULL},
 };
 

@@ -13,6 +13,12 @@ struct cmd {
 };
 
 int cmd_serve(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_detect(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_table_admin(int argc, char **argv);
 
 extern const struct cmd cmd_table[];
 
