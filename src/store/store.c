@@ -889,6 +889,74 @@ int store_stream_read(struct store *s, uint64_t after, size_t max, struct stream
     return tally(s, s->ops->stream_read(s, after, max, recs, n));
 }
 
+bool store_stream_match(const struct stream_filter *f, enum store_change kind, const char *pk,
+                        const char *sk)
+{
+    bool sk_ok;
+    if (!f)
+        return true;
+    if (f->kinds && !(f->kinds & STREAM_KIND_BIT(kind)))
+        return false;
+    if (f->pk_prefix && (!pk || strncmp(pk, f->pk_prefix, strlen(f->pk_prefix)) != 0))
+        return false;
+    sk_ok = f->nsk == 0;
+    for (size_t i = 0; !sk_ok && i < f->nsk; i++)
+        sk_ok = sk && strncmp(sk, f->sk_prefixes[i], strlen(f->sk_prefixes[i])) == 0;
+    return sk_ok;
+}
+
+/* For drivers without their own filtered read: reads everything, then
+ * drops what does not match (compacting the array in place). */
+static int stream_read_then_filter(struct store *s, uint64_t after, size_t max,
+                                   const struct stream_filter *f, struct stream_record **recs,
+                                   size_t *n, uint64_t *last, size_t *examined)
+{
+    struct stream_record *v = NULL;
+    size_t k = 0, kept = 0;
+    int rc = s->ops->stream_read(s, after, max, &v, &k);
+    if (rc)
+        return rc;
+    *examined = k;
+    *last = k ? v[k - 1].seq : after;
+    for (size_t i = 0; i < k; i++) {
+        if (store_stream_match(f, v[i].kind, v[i].pk, v[i].sk)) {
+            v[kept++] = v[i];
+        } else {
+            free(v[i].pk);
+            free(v[i].sk);
+            cJSON_Delete(v[i].image);
+        }
+    }
+    if (!kept) {
+        free(v);
+        v = NULL;
+    }
+    *recs = v;
+    *n = kept;
+    return 0;
+}
+
+int store_stream_read_filtered(struct store *s, uint64_t after, size_t max,
+                               const struct stream_filter *f, struct stream_record **recs,
+                               size_t *n, uint64_t *last, size_t *examined)
+{
+    if (!recs || !n || !last || !examined)
+        return tally(s, ERR_INVALID);
+    *recs = NULL;
+    *n = 0;
+    *last = after;
+    *examined = 0;
+    if (after > INT64_MAX)
+        return tally(s, ERR_INVALID);
+    if (max == 0)
+        return 0;
+    if (max > STREAM_READ_MAX)
+        max = STREAM_READ_MAX;
+    if (!s->ops->stream_read_filtered)
+        return tally(s, stream_read_then_filter(s, after, max, f, recs, n, last, examined));
+    return tally(s, s->ops->stream_read_filtered(s, after, max, f, recs, n, last, examined));
+}
+
 void store_stream_free(struct stream_record *recs, size_t n)
 {
     if (!recs)
@@ -960,6 +1028,26 @@ int store_health(struct store *s, double *latency_ms)
     if (latency_ms)
         *latency_ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
     return tally(s, rc);
+}
+
+/* ---------- partition census ---------- */
+
+int store_partitions(struct store *s, store_partition_cb cb, void *arg)
+{
+    if (!cb)
+        return ERR_INVALID;
+    if (!s->ops->partitions)
+        return ERR_INVALID;
+    return s->ops->partitions(s, cb, arg);
+}
+
+int store_write_seconds(struct store *s, int64_t since_ms, store_write_second_cb cb, void *arg)
+{
+    if (!cb)
+        return ERR_INVALID;
+    if (!s->ops->write_seconds)
+        return ERR_INVALID;
+    return s->ops->write_seconds(s, since_ms, cb, arg);
 }
 
 /* ---------- capacity reports ---------- */

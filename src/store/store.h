@@ -264,6 +264,30 @@ struct stream_record {
 int store_stream_read(struct store *s, uint64_t after, size_t max, struct stream_record **recs,
                       size_t *n);
 void store_stream_free(struct stream_record *recs, size_t n);
+
+/* Which records store_stream_read_filtered() returns: those whose kind is
+ * in kinds (bit 1u << enum store_change; 0 = every kind), whose pk begins
+ * with pk_prefix (NULL = any) and whose sk begins with one of the nsk
+ * sk_prefixes (nsk 0 = any). */
+struct stream_filter {
+    unsigned kinds;
+    const char *pk_prefix;
+    const char *const *sk_prefixes;
+    size_t nsk;
+};
+#define STREAM_KIND_BIT(k) (1u << (unsigned)(k))
+/* Like store_stream_read, but looks at up to max committed records with
+ * seq > after and returns (parsed) only those matching f; the others are
+ * skipped without parsing their images.  *last receives the highest seq
+ * looked at (after when none) and *examined how many records were looked
+ * at, so a reader that has handled the returned records may move its
+ * checkpoint to *last.  *recs is NULL when *n is 0. */
+int store_stream_read_filtered(struct store *s, uint64_t after, size_t max,
+                               const struct stream_filter *f, struct stream_record **recs,
+                               size_t *n, uint64_t *last, size_t *examined);
+/* Whether a record with these fields matches f (f NULL matches all). */
+bool store_stream_match(const struct stream_filter *f, enum store_change kind, const char *pk,
+                        const char *sk);
 /* Highest committed sequence ever assigned (0 for a new store); trimming
  * does not lower it. */
 int store_stream_head(struct store *s, uint64_t *seq);
@@ -331,5 +355,23 @@ struct store_heat_minute {
 int store_capacity_heat(struct store *s, size_t n, struct store_heat_minute *out, size_t *nout);
 /* Turns the per-partition ceiling emulation on or off. */
 void store_set_throttle(struct store *s, bool on);
+
+/* ---------- partition census (genuproof audit) ----------
+ *
+ * Offline questions about the whole table, for the hot-partition report:
+ * how many items and bytes each partition key holds, and how many writes
+ * each key took per second according to the change stream (which keeps
+ * the retention period, 24 h by default).  Both walk a lot of data: not
+ * for request paths.  A callback returning non-zero stops the walk and
+ * the function returns that value.  Drivers without them return
+ * ERR_INVALID ("not supported by this store").
+ */
+typedef int (*store_partition_cb)(void *arg, const char *pk, uint64_t items, uint64_t bytes);
+int store_partitions(struct store *s, store_partition_cb cb, void *arg);
+/* Writes per partition key and second since since_ms (stream time):
+ * writes = records, bytes = sum of their new images' JSON length. */
+typedef int (*store_write_second_cb)(void *arg, const char *pk, int64_t second, uint64_t writes,
+                                     uint64_t bytes);
+int store_write_seconds(struct store *s, int64_t since_ms, store_write_second_cb cb, void *arg);
 
 #endif

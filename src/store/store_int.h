@@ -64,6 +64,14 @@ struct store_ops {
     int (*stream_trim)(struct store *s, int64_t cutoff_ms, size_t *trimmed);
     int (*purge_expired)(struct store *s, int64_t now_ms, size_t max, size_t *purged);
     int (*health)(struct store *s);
+    /* Optional (NULL: store.c reads with stream_read and filters):
+     * store_stream_read_filtered() without parsing skipped records. */
+    int (*stream_read_filtered)(struct store *s, uint64_t after, size_t max,
+                                const struct stream_filter *f, struct stream_record **recs,
+                                size_t *n, uint64_t *last, size_t *examined);
+    /* Optional (NULL: ERR_INVALID): the partition census of store.h. */
+    int (*partitions)(struct store *s, store_partition_cb cb, void *arg);
+    int (*write_seconds)(struct store *s, int64_t since_ms, store_write_second_cb cb, void *arg);
 };
 
 /* The part of every store that store.c manages. */

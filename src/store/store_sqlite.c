@@ -897,13 +897,21 @@ static void sq_batch_abort(struct store *s)
     q->txn_seq = 0;
 }
 
-static int sq_stream_read(struct store *s, uint64_t after, size_t max, struct stream_record **recs,
-                          size_t *n)
+/*
+ * Reads up to max records after `after`; with a filter, records that do
+ * not match are only counted (their key columns are compared in place,
+ * nothing is copied or parsed).  The records array is sized once, for
+ * the whole read: growing it after a batch of small frees sent glibc
+ * into malloc_consolidate on every read.
+ */
+static int stream_read_impl(struct sq *q, uint64_t after, size_t max, const struct stream_filter *f,
+                            struct stream_record **recs, size_t *n, uint64_t *last,
+                            size_t *examined)
 {
-    struct sq *q = sq_of(s);
     sqlite3_stmt *st = q->st[ST_STREAM_READ];
     struct stream_record *v = NULL;
-    size_t cap = 0, k = 0;
+    size_t cap = 0, k = 0, seen = 0;
+    uint64_t top = after;
     int rc = read_prepare(q, false);
     if (rc)
         return rc;
@@ -915,15 +923,20 @@ static int sq_stream_read(struct store *s, uint64_t after, size_t max, struct st
         struct stream_record *r;
         const char *pk = (const char *)sqlite3_column_text(st, 3);
         const char *sk = (const char *)sqlite3_column_text(st, 4);
+        enum store_change kind = (enum store_change)sqlite3_column_int(st, 2);
+        seen++;
+        top = (uint64_t)sqlite3_column_int64(st, 0);
+        if (f && !store_stream_match(f, kind, pk ? pk : "", sk ? sk : ""))
+            continue;
         if (k == cap) {
-            cap = cap ? cap * 2 : (max < 64 ? max : 64);
+            cap = cap ? cap * 2 : (max < 256 ? max : 256);
             v = xrealloc(v, cap * sizeof(*v));
         }
         r = &v[k];
         memset(r, 0, sizeof(*r));
-        r->seq = (uint64_t)sqlite3_column_int64(st, 0);
+        r->seq = top;
         r->ts_ms = sqlite3_column_int64(st, 1);
-        r->kind = (enum store_change)sqlite3_column_int(st, 2);
+        r->kind = kind;
         r->pk = xstrdup(pk ? pk : "");
         r->sk = xstrdup(sk ? sk : "");
         k++;
@@ -941,9 +954,30 @@ static int sq_stream_read(struct store *s, uint64_t after, size_t max, struct st
         store_stream_free(v, k);
         return map_rc(rc) ? map_rc(rc) : ERR_IO;
     }
+    if (!k) {
+        free(v);
+        v = NULL;
+    }
     *recs = v;
     *n = k;
+    if (last)
+        *last = top;
+    if (examined)
+        *examined = seen;
     return 0;
+}
+
+static int sq_stream_read(struct store *s, uint64_t after, size_t max, struct stream_record **recs,
+                          size_t *n)
+{
+    return stream_read_impl(sq_of(s), after, max, NULL, recs, n, NULL, NULL);
+}
+
+static int sq_stream_read_filtered(struct store *s, uint64_t after, size_t max,
+                                   const struct stream_filter *f, struct stream_record **recs,
+                                   size_t *n, uint64_t *last, size_t *examined)
+{
+    return stream_read_impl(sq_of(s), after, max, f, recs, n, last, examined);
 }
 
 static int sq_stream_head(struct store *s, uint64_t *seq)
@@ -1068,6 +1102,73 @@ static int sq_health(struct store *s)
     return run(q, ST_PING);
 }
 
+/* Runs a one-off census statement (prepared here, not cached: these are
+ * rare offline walks) on a fresh read transaction and hands each row to
+ * row().  Returns 0, the callback's non-zero value, or ERR_*. */
+static int census(struct sq *q, const char *sql, int64_t bind1,
+                  int (*row)(sqlite3_stmt *st, void *ctx), void *ctx)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, ret = 0;
+    if (q->base.batch_active)
+        return ERR_CONFLICT;
+    read_release(q);
+    rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return map_rc(rc);
+    sqlite3_bind_int64(st, 1, bind1);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ret = row(st, ctx);
+        if (ret)
+            break;
+    }
+    if (!ret && rc != SQLITE_DONE)
+        ret = map_rc(rc);
+    sqlite3_finalize(st);
+    return ret;
+}
+
+struct census_ctx {
+    store_partition_cb pcb;
+    store_write_second_cb wcb;
+    void *arg;
+};
+
+static int partition_row(sqlite3_stmt *st, void *ctx)
+{
+    struct census_ctx *c = ctx;
+    const char *pk = (const char *)sqlite3_column_text(st, 0);
+    return c->pcb(c->arg, pk ? pk : "", (uint64_t)sqlite3_column_int64(st, 1),
+                  (uint64_t)sqlite3_column_int64(st, 2));
+}
+
+static int sq_partitions(struct store *s, store_partition_cb cb, void *arg)
+{
+    struct census_ctx c = {.pcb = cb, .arg = arg};
+    /* Expired items still on disk are left out, as for every read. */
+    return census(sq_of(s),
+                  "SELECT pk, count(*), sum(size) FROM items WHERE ttl IS NULL OR ttl >= ?1 "
+                  "GROUP BY pk ORDER BY pk",
+                  (int64_t)now_s(sq_of(s)), partition_row, &c);
+}
+
+static int write_second_row(sqlite3_stmt *st, void *ctx)
+{
+    struct census_ctx *c = ctx;
+    const char *pk = (const char *)sqlite3_column_text(st, 0);
+    return c->wcb(c->arg, pk ? pk : "", sqlite3_column_int64(st, 1),
+                  (uint64_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3));
+}
+
+static int sq_write_seconds(struct store *s, int64_t since_ms, store_write_second_cb cb, void *arg)
+{
+    struct census_ctx c = {.wcb = cb, .arg = arg};
+    return census(sq_of(s),
+                  "SELECT pk, ts / 1000 AS sec, count(*), coalesce(sum(length(image)), 0) "
+                  "FROM stream WHERE ts >= ?1 GROUP BY pk, sec ORDER BY pk, sec",
+                  since_ms, write_second_row, &c);
+}
+
 static void sq_close(struct store *s)
 {
     struct sq *q = sq_of(s);
@@ -1099,6 +1200,9 @@ static const struct store_ops sqlite_ops = {
     .stream_trim = sq_stream_trim,
     .purge_expired = sq_purge_expired,
     .health = sq_health,
+    .stream_read_filtered = sq_stream_read_filtered,
+    .partitions = sq_partitions,
+    .write_seconds = sq_write_seconds,
 };
 
 #ifdef UNITTEST
