@@ -125,6 +125,8 @@ struct sse_hub {
     ev_prepare prep;
     ev_idle idle;
     ev_timer hb, retry;
+    ev_timer tail; /* tail mode: polls the stream head (cfg.tail_s) */
+    bool tailing;
 };
 
 /* ---------- the default sink: the HTTP server ---------- */
@@ -688,6 +690,19 @@ static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
     arm_idle(container_of(w, struct sse_hub, retry));
 }
 
+/* Tail mode: another process commits; notice its new records. */
+static void tail_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct sse_hub *h = container_of(w, struct sse_hub, tail);
+    uint64_t head;
+    if (!h->nopen || store_batch_active(h->store))
+        return;
+    if (store_stream_head(h->store, &head) == 0 && head > h->durable)
+        sse_hub_commit_cb(h, head);
+}
+
 static void hb_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
@@ -737,6 +752,15 @@ struct sse_hub *sse_hub_new(const struct sse_hub_config *cfg, char *err, size_t 
         ev_unref(h->loop);
         ev_init(&h->retry, retry_cb);
         ev_timer_init(&h->hb, hb_cb, tick, tick); /* runs while anyone is subscribed */
+        if (cfg->tail_s > 0) {
+            double every = scaled(cfg->tail_s);
+            if (every < 0.01)
+                every = 0.01;
+            ev_timer_init(&h->tail, tail_cb, every, every);
+            ev_timer_start(h->loop, &h->tail);
+            ev_unref(h->loop);
+            h->tailing = true;
+        }
     }
     if (h->metrics)
         metrics_add_source(h->metrics, metrics_cb, h);
@@ -767,6 +791,10 @@ void sse_hub_free(struct sse_hub *h)
         ev_timer_stop(h->loop, &h->hb);
         ev_timer_stop(h->loop, &h->retry);
         ev_idle_stop(h->loop, &h->idle);
+        if (h->tailing) {
+            ev_ref(h->loop);
+            ev_timer_stop(h->loop, &h->tail);
+        }
     }
     free_list(h->all_live);
     free_list(h->replay);

@@ -82,6 +82,11 @@ struct sse_hub_config {
      * sees anything; alert streams need little bandwidth. */
     int sndbuf;
     const struct sse_sink_ops *sink; /* NULL -> the HTTP server */
+    /* Tail mode (serve --workers on one database file): another process
+     * commits the writes, so no commit listener will fire here; the hub
+     * then polls the stream head every tail_s seconds (scaled, at least
+     * 10 ms) while it has subscribers.  0: off (in-process commits). */
+    double tail_s;
 };
 
 /* Creates the hub positioned at the stream head.  On error returns NULL

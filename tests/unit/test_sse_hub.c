@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ev.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -721,6 +723,48 @@ static void test_heartbeat(void **state)
     sub_close(sall, &all);
 }
 
+/* Tail mode: the writer is another store handle (another worker process
+ * on the same file), so no commit callback reaches the hub; its timer
+ * notices the new stream head and the alert goes out. */
+static void stop_loop(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+static void test_tail(void **state)
+{
+    struct fx *f = *state;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct sse_hub_config c = {
+        .store = f->s, .loop = loop, .buffer_max = 1 << 20, .sink = &fake_sink, .tail_s = 0.02};
+    char err[256];
+    time_scale_set(1.0);
+    struct sse_hub *h = sse_hub_new(&c, err, sizeof err);
+    assert_non_null(h);
+    struct store *writer = open_store(f->path, 0);
+    struct fake_conn a = {0};
+    struct sse_sub *sa = sub_open(h, &a, "brand-a", false, false, false, 0);
+    uint64_t seq = put_alert(writer, "brand-a", "burst_scan", NULL);
+    ev_timer stop;
+    ev_timer_init(&stop, stop_loop, 0.5, 0.);
+    ev_timer_start(loop, &stop);
+    ev_run(loop, 0);
+    char ids[64];
+    threat_ids(&a, ids, sizeof ids);
+    char want[32];
+    snprintf(want, sizeof want, "%llu", (unsigned long long)seq);
+    assert_string_equal(ids, want);
+    assert_int_equal(count(&a, "event: threat"), 1);
+    sub_close(sa, &a);
+    sse_hub_free(h);
+    store_close(writer);
+    ev_timer_stop(loop, &stop);
+    ev_loop_destroy(loop);
+    time_scale_set(0);
+}
+
 static void test_retry_hint(void **state)
 {
     (void)state;
@@ -751,6 +795,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slow_client_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
