@@ -104,7 +104,8 @@ extern const struct api_route api_exports_routes[];
 struct jsonw *api_json(struct api_req *r, int status);
 /* {"error": msg} with status. */
 void api_error(struct api_req *r, int status, const char *msg);
-/* 500 {"error": msg} and a log line with the store error code. */
+/* 500 {"error": msg} and a log line with the store error code; 503 with
+ * Retry-After: 1 when err is ERR_THROTTLED, ERR_UNAVAILABLE or ERR_TIMEOUT. */
 void api_fail(struct api_req *r, const char *msg, int err);
 
 /* ---- parameters ---- */

@@ -140,6 +140,14 @@ void api_fail(struct api_req *r, const char *msg, int err)
                err_str(err), err);
     log_msg(LOG_ERROR, buf_cstr(&b), "%s", msg);
     buf_free(&b);
+    /* The backend is busy or out of reach (throttling that outlived the
+     * retry budget, an unreachable DynamoDB): nothing was written, the
+     * client may try again, so say so instead of a plain 500. */
+    if (err == ERR_THROTTLED || err == ERR_UNAVAILABLE || err == ERR_TIMEOUT) {
+        http_response_header(r->res, "Retry-After", "%d", 1);
+        api_error(r, 503, msg);
+        return;
+    }
     api_error(r, 500, msg);
 }
 

@@ -466,6 +466,34 @@ static void test_arena(void **state)
     api_req_finish(&r); /* ASan reports any leak */
 }
 
+/* A store that is busy or out of reach gives 503 + Retry-After (the
+ * client may retry; nothing was written); any other failure stays 500. */
+static void test_fail_status(void **state)
+{
+    struct fx *f = *state;
+    static const struct {
+        int err, status;
+    } cases[] = {{ERR_THROTTLED, 503},
+                 {ERR_UNAVAILABLE, 503},
+                 {ERR_TIMEOUT, 503},
+                 {ERR_IO, 500},
+                 {ERR_INTERNAL, 500}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct api_req r;
+        reset_res(f);
+        api_req_init(&r, f->a, NULL, &f->res, 0);
+        api_fail(&r, "Failed to do it", cases[i].err);
+        api_req_finish(&r);
+        assert_int_equal(f->res.status, cases[i].status);
+        const char *h = buf_cstr(&f->res.headers);
+        if (cases[i].status == 503)
+            assert_non_null(strstr(h, "Retry-After: 1"));
+        else
+            assert_null(strstr(h, "Retry-After"));
+        assert_non_null(strstr(buf_cstr(&f->res.body), "{\"error\":\"Failed to do it\"}"));
+    }
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -483,6 +511,7 @@ int main(void)
         T(test_body_helpers),
         T(test_require_brand),
         T(test_arena),
+        T(test_fail_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
