@@ -3,7 +3,7 @@
 #   make            build ./genuproof (release, -O2)
 #   make deps       install missing Debian packages (idempotent)
 #   make test       deps + sanitizer build (ASan+UBSan) + every test
-#   make demo       deps + build + ./genuproof serve --demo-data
+#   make demo       deps + build + ./genuproof demo
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make fuzz       libFuzzer binaries (clang) in $(B)/fuzz/
 #   make bench      benchmark programs in $(B)/bench/ (see docs/benchmarks.md)
@@ -21,10 +21,12 @@ DEB_PKGS := build-essential pkg-config libev-dev libcjson-dev libsqlite3-dev \
 	libhttp-parser-dev libssl-dev libcurl4-openssl-dev libncurses-dev \
 	libqrencode-dev libpng-dev libcairo2-dev fonts-dejavu-core libmaxminddb-dev \
 	libcmocka-dev zbar-tools curl jq tmux sqlite3 clang libclang-rt-14-dev \
-	openssl perl python3
+	openssl perl python3 openjdk-17-jre-headless
 # Only when no node/npm is on PATH (the machine's own Node is preferred).
 NODE_PKGS := nodejs npm
 BENCH_PKGS := wrk nginx-light hyperfine
+# Only `make mapdata` (regenerating src/tui/mapdata_gen.c) needs these.
+MAPDATA_PKGS := iso-codes
 
 PKGS := libcjson sqlite3 libcrypto libcurl ncursesw libqrencode libpng cairo
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -117,10 +119,10 @@ fuzz: $(FUZZ_BIN)
 
 bench: genuproof $(BENCH_BIN)
 
-# Until the `demo` subcommand exists: the server with the demo data set.
+# Backend, demo data, traffic simulator and dashboard in one process.
 demo: deps
 	$(MAKE) genuproof
-	./genuproof serve --demo-data
+	./genuproof demo
 
 # Installs every missing Debian package; runs apt-get update at most once.
 deps:
@@ -152,6 +154,17 @@ bench-deps:
 	@missing=""; for p in $(BENCH_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; [ -z "$$missing" ] || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; }
+
+# World map tables of the dashboard (src/tui/mapdata_gen.c, committed): the
+# only step that needs npm (inputs pinned in tests/tools/mapdata/).
+mapdata:
+	@for p in $(MAPDATA_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || { \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$p; } || exit 1; \
+	done
+	cd tests/tools/mapdata && npm ci --no-audit --no-fund --loglevel=error
+	node tests/tools/gen_mapdata.js src/tui/mapdata_gen.c
+	@if command -v clang-format >/dev/null 2>&1; then clang-format -i src/tui/mapdata_gen.c; fi
 
 install: genuproof
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/genuproof/themes \

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_partitions.h"
 #include "api/app.h"
 #include "api/detect_driver.h"
 #include "api/pager.h"
@@ -263,5 +264,6 @@ out:
 const struct api_route api_admin_routes[] = {
     {HTTP_M_GET, "/api/admin/dlq", API_ADMIN, dlq_get},
     {HTTP_M_POST, "/api/admin/dlq/replay", API_ADMIN, dlq_replay},
+    {HTTP_M_GET, "/api/admin/partitions", API_ADMIN, api_admin_partitions}, /* api_partitions.c */
     {0},
 };

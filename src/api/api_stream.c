@@ -12,6 +12,11 @@
  * original's plain-text error); another brand's key -> 403; ?all=1
  * without the admin key -> 403; more than the per-brand stream limit ->
  * 429 with Retry-After; no hub (handler tests) -> 503.
+ *
+ * Two hubs exist: the embedded push hub (sse_hub.h, change-stream
+ * sequence ids) and, in processes that cannot read the change stream
+ * (DynamoDB), the GSI1-polling hub (sse_poll.h, <writeTime>_<alertId>
+ * ids).  The app holds one of them.
  */
 #include "api/api_stream.h"
 
@@ -20,6 +25,7 @@
 
 #include "api/app.h"
 #include "api/sse_hub.h"
+#include "api/sse_poll.h"
 #include "core/brand.h"
 #include "http/sse.h"
 #include "util/err.h"
@@ -91,12 +97,14 @@ static int stream_preamble(struct api_req *r, const char *brand_id)
 static void stream_get(struct api_req *r)
 {
     struct sse_hub *hub = app_sse_hub(r->app);
+    struct sse_poll *poll = app_sse_poll(r->app);
     const char *brand = api_query(r, "brandId");
     const char *all = api_query(r, "all");
     const char *scans = api_query(r, "scans");
     const char *last = http_request_header(r->http, "Last-Event-ID");
     struct sse_sub_params p = {0};
     struct sse_sub *sub = NULL;
+    struct sse_psub *psub = NULL;
     int rc;
 
     if (!api_query_ok(r))
@@ -126,11 +134,16 @@ static void stream_get(struct api_req *r)
     }
     p.scans = flag_on(scans);
     p.resume = api_stream_parse_id(last, &p.last_id);
-    if (!hub) {
+    if (poll) {
+        struct sse_poll_params pp = {
+            .brand_id = p.brand_id, .all = p.all, .scans = p.scans, .last_id = last};
+        rc = sse_poll_reserve(poll, &pp, &psub);
+    } else if (hub) {
+        rc = sse_hub_reserve(hub, &p, &sub);
+    } else {
         api_error(r, 503, "Streaming unavailable");
         return;
     }
-    rc = sse_hub_reserve(hub, &p, &sub);
     if (rc == ERR_TOOBIG) {
         api_error(r, 429, "Too many streams");
         http_response_header(r->res, "Retry-After", "%d", 5);
@@ -142,9 +155,15 @@ static void stream_get(struct api_req *r)
     }
     /* From here on the server owes stream_closed, which frees sub. */
     r->res->stream = true;
-    r->res->stream_open = sse_hub_stream_open;
-    r->res->stream_closed = sse_hub_stream_closed;
-    r->res->stream_arg = sub;
+    if (psub) {
+        r->res->stream_open = sse_poll_stream_open;
+        r->res->stream_closed = sse_poll_stream_closed;
+        r->res->stream_arg = psub;
+    } else {
+        r->res->stream_open = sse_hub_stream_open;
+        r->res->stream_closed = sse_hub_stream_closed;
+        r->res->stream_arg = sub;
+    }
     r->res->status = 200;
     r->res->content_type = "text/event-stream";
     http_response_header(r->res, "Cache-Control", "no-cache, no-transform");

@@ -17,6 +17,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api_products.h"
@@ -29,6 +30,7 @@
 #include "core/keys.h"
 #include "core/product.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 #define WARN_MAX       8
 #define SCAN_PUT_TRIES 3
@@ -61,17 +63,43 @@ static bool country_known(const char *c)
     return c && *c && strcmp(c, "Unknown") != 0 && strcmp(c, "Local") != 0;
 }
 
+/* The distinct known countries seen so far (geo_countries' visitor). */
+struct geo_set {
+    char *seen[VERIFY_GEO_LIMIT + 1];
+    size_t n;
+};
+
+static void geo_add(struct geo_set *g, const char *c, size_t len)
+{
+    size_t j;
+    if (!c || !len || (len == 7 && memcmp(c, "Unknown", 7) == 0) ||
+        (len == 5 && memcmp(c, "Local", 5) == 0) || memchr(c, '\0', len))
+        return;
+    for (j = 0; j < g->n; j++)
+        if (strlen(g->seen[j]) == len && memcmp(g->seen[j], c, len) == 0)
+            return;
+    if (g->n < VERIFY_GEO_LIMIT + 1) {
+        g->seen[g->n] = xmalloc(len + 1);
+        memcpy(g->seen[g->n], c, len);
+        g->seen[g->n][len] = '\0';
+        g->n++;
+    }
+}
+
+static void geo_visit(void *arg, const char *value, size_t len)
+{
+    geo_add(arg, value, len);
+}
+
 /* Distinct known countries among the product's scans of the last 24 h,
- * this request's country included. */
+ * this request's country included.  The store hands over each scan's
+ * country without building the items (store_query's visitor). */
 static int geo_countries(struct api_req *r, const char *pk, size_t *n)
 {
-    static const char *const geo_attrs[] = {"country"};
     char from[ISO_LEN + 1];
     struct key lo, hi;
     struct store_result res = {0};
-    const char *seen[VERIFY_GEO_LIMIT + 1];
-    const cJSON *it;
-    size_t k = 0;
+    struct geo_set g = {.n = 0};
     int rc;
 
     *n = 0;
@@ -86,30 +114,18 @@ static int geo_countries(struct api_req *r, const char *pk, size_t *n)
                             .limit = VERIFY_GEO_LIMIT,
                             .forward = false,
                             .consistent = true,
-                            /* only the country is needed: skip the rest
-                             * of each scan instead of building it */
-                            .project = geo_attrs,
-                            .nproject = 1};
-    rc = store_query(api_store(r), &q, &res);
-    if (rc)
-        return rc;
+                            .visit_attr = "country",
+                            .visit = geo_visit,
+                            .visit_arg = &g};
     if (country_known(r->country))
-        seen[k++] = r->country;
-    cJSON_ArrayForEach(it, res.items)
-    {
-        const char *c = product_str(it, "country");
-        size_t j;
-        if (!country_known(c))
-            continue;
-        for (j = 0; j < k; j++)
-            if (strcmp(seen[j], c) == 0)
-                break;
-        if (j == k && k < VERIFY_GEO_LIMIT + 1)
-            seen[k++] = c;
-    }
-    *n = k;
+        geo_add(&g, r->country, strlen(r->country));
+    rc = store_query(api_store(r), &q, &res);
+    if (!rc)
+        *n = g.n;
+    for (size_t i = 0; i < g.n; i++)
+        free(g.seen[i]);
     store_result_free(&res);
-    return 0;
+    return rc;
 }
 
 /* Scans of the last hour before this one (at most VERIFY_BURST_LIMIT). */

@@ -63,7 +63,9 @@ struct app {
     } listeners[APP_LISTENERS_MAX];
     size_t nlisteners;
     struct detect_driver *detector;
-    struct sse_hub *sse_hub;  /* set by serve; NULL in handler tests */
+    struct sse_hub *sse_hub; /* set by serve; NULL in handler tests */
+    /* set by serve in poll mode (instead of sse_hub) */
+    struct sse_poll *sse_poll;
     int commit_poison;        /* app_fail_commit: error of this iteration's commit */
     struct http_client *http; /* outbound requests of handlers (app_http_client) */
 };
@@ -264,6 +266,16 @@ void app_set_sse_hub(struct app *a, struct sse_hub *hub)
 struct sse_hub *app_sse_hub(struct app *a)
 {
     return a->sse_hub;
+}
+
+void app_set_sse_poll(struct app *a, struct sse_poll *hub)
+{
+    a->sse_poll = hub;
+}
+
+struct sse_poll *app_sse_poll(struct app *a)
+{
+    return a->sse_poll;
 }
 
 void app_fail_commit(struct app *a, int err)

@@ -24,6 +24,7 @@ struct metrics;
 struct ev_loop;
 struct detect_driver;
 struct sse_hub;
+struct sse_poll;
 struct http_client;
 
 #define APP_DEFAULT_BASE_URL    "https://genuproof.com"
@@ -90,6 +91,11 @@ struct detect_driver *app_detector(struct app *a);
  * in handler tests (the route then answers 503). */
 void app_set_sse_hub(struct app *a, struct sse_hub *hub);
 struct sse_hub *app_sse_hub(struct app *a);
+/* The GSI1-polling hub (api/sse_poll.h) for processes that cannot read
+ * the change stream (DynamoDB, serve --sse-mode poll).  When set, GET
+ * /api/stream uses it instead of the sse_hub.  NULL by default. */
+void app_set_sse_poll(struct app *a, struct sse_poll *hub);
+struct sse_poll *app_sse_poll(struct app *a);
 /*
  * Makes this loop iteration's group commit fail with err (the batch is
  * rolled back, every response of the iteration becomes a 500).  For a

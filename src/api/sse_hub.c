@@ -4,7 +4,7 @@
  *
  * Why one shared position: 10,000 subscribers must not mean 10,000
  * stream readers.  The hub reads each record once, formats its frame once
- * into h->frame and appends the same bytes to every matching connection
+ * into h->reg.frame and appends the same bytes to every matching connection
  * (redis pubsub does the same with its client-output-buffer limit: the
  * connection's capped output queue is the subscriber's only buffer).
  *
@@ -30,6 +30,9 @@
  * an ev_idle at top priority (armed by the commit listener, e.g. for the
  * detector's commits later in the prepare phase), which runs before the
  * next iteration's I/O callbacks open a new store batch.
+ *
+ * Subscriber bookkeeping (brand table, lists, heartbeats, the
+ * send-or-drop path, metrics) is shared with sse_poll.c: sse_subs.h.
  */
 #include "api/sse_hub.h"
 
@@ -41,14 +44,11 @@
 
 #include <ev.h>
 
-#include "api/metrics.h"
-#include "core/alert.h"
+#include "api/sse_subs.h"
 #include "core/brand.h"
-#include "core/canon.h"
 #include "core/jsonw.h"
 #include "core/keys.h"
 #include "core/timeutil.h"
-#include "http/http.h"
 #include "http/sse.h"
 #include "store/store.h"
 #include "util/err.h"
@@ -56,13 +56,7 @@
 #include "util/timescale.h"
 #include "util/xalloc.h"
 
-#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
-
-/* Largest frame: an alert item is at most STORE_ITEM_MAX bytes; its JSON
- * can grow by escaping, so leave generous room. */
-#define FRAME_MAX         (4 * STORE_ITEM_MAX)
-#define BRAND_BUCKETS_MIN 64
-#define PRODUCT_BUCKETS   (2 * SSE_HUB_PRODUCT_CACHE)
+#define PRODUCT_BUCKETS (2 * SSE_HUB_PRODUCT_CACHE)
 /* Wait before retrying a replay blocked on output or a failed read. */
 #define RETRY_S 0.05
 
@@ -70,24 +64,19 @@ enum sub_state { SUB_RESERVED = 0, SUB_REPLAY, SUB_LIVE, SUB_DROPPED };
 enum replay_result { REPLAY_DONE = 0, REPLAY_MORE, REPLAY_BLOCKED };
 
 struct sse_brand {
-    struct sse_brand *hnext;
-    struct sse_sub *live; /* live subscribers of this brand */
-    size_t nsubs;         /* reserved, replaying or live: the limit counts these */
-    size_t nscans;        /* live subscribers that want scan events */
-    uint32_t hash;
-    char id[];
+    struct sse_bent e;     /* first: the brand table's part (id) */
+    struct sse_node *live; /* live subscribers of this brand */
+    size_t nsubs;          /* reserved, replaying or live: the limit counts these */
+    size_t nscans;         /* live subscribers that want scan events */
 };
 
 struct sse_sub {
+    struct sse_node node; /* connection, list, heartbeat queue (sse_subs.h) */
     struct sse_hub *hub;
-    struct http_conn *conn; /* NULL until stream_open */
-    struct sse_sub *prev, *next;
-    struct sse_sub *hprev, *hnext; /* heartbeat queue (open subscribers) */
-    int64_t hb_due;                /* wall-clock ms of the next heartbeat */
-    struct sse_brand *brand;       /* NULL: all brands */
-    uint64_t cursor;               /* last seq this subscriber is past */
-    unsigned char state;           /* enum sub_state */
-    bool scans, resume, gap_checked, in_hbq;
+    struct sse_brand *brand; /* NULL: all brands */
+    uint64_t cursor;         /* last seq this subscriber is past */
+    unsigned char state;     /* enum sub_state */
+    bool scans, resume, gap_checked;
 };
 
 /* product -> brand cache entry (LRU). */
@@ -99,118 +88,44 @@ struct pc_ent {
 };
 
 struct sse_hub {
+    struct sse_reg reg; /* sink, limits, heartbeats, metrics, frame */
     struct store *store;
     struct ev_loop *loop;
-    struct metrics *metrics;
-    const struct sse_sink_ops *sink;
-    size_t max_per_brand, buffer_max;
-    int sndbuf;
     uint64_t pos;     /* last record fanned out */
     uint64_t durable; /* newest durable seq reported by a commit */
-    struct sse_brand **btab;
-    size_t nbuckets, nbrands;
-    struct sse_sub *all_live;
+    struct sse_btab bt;
+    struct sse_node *all_live;
     size_t nall;       /* all-brands subscribers (reserved .. live) */
     size_t nall_scans; /* live all-brands subscribers with scans */
     size_t nscans;     /* live subscribers with scans, every class */
-    struct sse_sub *replay;
-    struct sse_sub *hb_head, *hb_tail; /* open subscribers, by heartbeat due time */
-    int64_t hb_ms;
-    size_t nopen;
-    uint64_t dropped;
-    struct buf frame; /* the frame being fanned out */
+    struct sse_node *replay;
     struct pc_ent **ptab;
     struct pc_ent *lru_head, *lru_tail;
     size_t npc;
     ev_prepare prep;
     ev_idle idle;
-    ev_timer hb, retry;
+    ev_timer retry;
     ev_timer tail; /* tail mode: polls the stream head (cfg.tail_s) */
     bool tailing;
 };
 
-/* ---------- the default sink: the HTTP server ---------- */
-
-static const struct sse_sink_ops http_sink = {
-    .send = http_conn_send,
-    .close = http_conn_close,
-    .pending = http_conn_pending,
-    .peer = http_conn_peer,
-    .set_sndbuf = http_conn_set_sndbuf,
-};
-
-static uint32_t hash_str(const char *s)
+static struct sse_sub *sub_of(struct sse_node *n)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 16777619u;
-    }
-    return h;
-}
-
-/* metrics_source_fn: the dropped-clients counter (the clients gauge is
- * metrics.c's own). */
-static int metrics_cb(void *arg, struct store *s, struct buf *out)
-{
-    (void)s;
-    const struct sse_hub *h = arg;
-    return buf_printf(out,
-                      "# HELP genuproof_sse_dropped_total SSE clients dropped for a full output "
-                      "buffer.\n"
-                      "# TYPE genuproof_sse_dropped_total counter\n"
-                      "genuproof_sse_dropped_total %" PRIu64 "\n",
-                      h->dropped);
-}
-
-static void update_gauge(struct sse_hub *h)
-{
-    if (h->metrics)
-        metrics_set_sse_clients(h->metrics, (long)h->nopen);
+    return container_of(n, struct sse_sub, node);
 }
 
 /* ---------- brands ---------- */
 
 static struct sse_brand *brand_find(const struct sse_hub *h, const char *id)
 {
-    uint32_t hv = hash_str(id);
-    for (struct sse_brand *b = h->btab[hv & (h->nbuckets - 1)]; b; b = b->hnext)
-        if (b->hash == hv && !strcmp(b->id, id))
-            return b;
-    return NULL;
-}
-
-static void brand_rehash(struct sse_hub *h, size_t nbuckets)
-{
-    struct sse_brand **nt = xcalloc(nbuckets, sizeof *nt);
-    for (size_t i = 0; i < h->nbuckets; i++) {
-        struct sse_brand *b = h->btab[i], *next;
-        for (; b; b = next) {
-            next = b->hnext;
-            b->hnext = nt[b->hash & (nbuckets - 1)];
-            nt[b->hash & (nbuckets - 1)] = b;
-        }
-    }
-    free(h->btab);
-    h->btab = nt;
-    h->nbuckets = nbuckets;
+    struct sse_bent *e = sse_btab_find(&h->bt, id);
+    return e ? container_of(e, struct sse_brand, e) : NULL;
 }
 
 static struct sse_brand *brand_get(struct sse_hub *h, const char *id)
 {
     struct sse_brand *b = brand_find(h, id);
-    if (b)
-        return b;
-    if (h->nbrands >= h->nbuckets)
-        brand_rehash(h, h->nbuckets * 2);
-    size_t n = strlen(id);
-    b = xcalloc(1, sizeof *b + n + 1);
-    memcpy(b->id, id, n + 1);
-    b->hash = hash_str(id);
-    b->hnext = h->btab[b->hash & (h->nbuckets - 1)];
-    h->btab[b->hash & (h->nbuckets - 1)] = b;
-    h->nbrands++;
-    return b;
+    return b ? b : sse_btab_add(&h->bt, id, sizeof *b);
 }
 
 /* Frees the brand entry once nobody holds a slot in it. */
@@ -218,18 +133,13 @@ static void brand_release(struct sse_hub *h, struct sse_brand *b)
 {
     if (b->nsubs)
         return;
-    struct sse_brand **pp = &h->btab[b->hash & (h->nbuckets - 1)];
-    while (*pp && *pp != b)
-        pp = &(*pp)->hnext;
-    if (*pp)
-        *pp = b->hnext;
-    h->nbrands--;
+    sse_btab_remove(&h->bt, &b->e);
     free(b);
 }
 
 /* ---------- subscriber lists ---------- */
 
-static struct sse_sub **list_of(struct sse_hub *h, const struct sse_sub *s)
+static struct sse_node **list_of(struct sse_hub *h, const struct sse_sub *s)
 {
     if (s->state == SUB_REPLAY)
         return &h->replay;
@@ -241,12 +151,7 @@ static struct sse_sub **list_of(struct sse_hub *h, const struct sse_sub *s)
 static void sub_link(struct sse_hub *h, struct sse_sub *s, enum sub_state st)
 {
     s->state = (unsigned char)st;
-    struct sse_sub **head = list_of(h, s);
-    s->prev = NULL;
-    s->next = *head;
-    if (*head)
-        (*head)->prev = s;
-    *head = s;
+    sse_list_push(list_of(h, s), &s->node);
     if (st == SUB_LIVE && s->scans) {
         h->nscans++;
         if (s->brand)
@@ -259,14 +164,8 @@ static void sub_link(struct sse_hub *h, struct sse_sub *s, enum sub_state st)
 /* Takes s out of its list (if any); its state becomes st. */
 static void sub_unlink(struct sse_hub *h, struct sse_sub *s, enum sub_state st)
 {
-    struct sse_sub **head = list_of(h, s);
-    if (head) {
-        if (s->prev)
-            s->prev->next = s->next;
-        else
-            *head = s->next;
-        if (s->next)
-            s->next->prev = s->prev;
+    if (s->node.list) {
+        sse_list_remove(&s->node);
         if (s->state == SUB_LIVE && s->scans) {
             h->nscans--;
             if (s->brand)
@@ -275,84 +174,18 @@ static void sub_unlink(struct sse_hub *h, struct sse_sub *s, enum sub_state st)
                 h->nall_scans--;
         }
     }
-    s->prev = s->next = NULL;
     s->state = (unsigned char)st;
 }
 
-/*
- * The heartbeat queue: every open subscriber, ordered by the time its next
- * heartbeat is due (a subscriber goes to the tail, due one period later,
- * each time it gets one).  The timer ticks ten times per period and serves
- * only the subscribers that are due, so 10,000 subscribers cost ten small
- * slices per period instead of one long stall of the loop.
- */
-static void hbq_append(struct sse_hub *h, struct sse_sub *s, int64_t due)
+/* sse_unlink_fn: a send to n failed. */
+static void sub_dropped(void *owner, struct sse_node *n)
 {
-    s->hb_due = due;
-    s->hnext = NULL;
-    s->hprev = h->hb_tail;
-    if (h->hb_tail)
-        h->hb_tail->hnext = s;
-    else
-        h->hb_head = s;
-    h->hb_tail = s;
-    s->in_hbq = true;
-    if (h->loop && !ev_is_active(&h->hb))
-        ev_timer_start(h->loop, &h->hb);
-}
-
-static void hbq_unlink(struct sse_hub *h, struct sse_sub *s)
-{
-    if (s->hprev)
-        s->hprev->hnext = s->hnext;
-    else
-        h->hb_head = s->hnext;
-    if (s->hnext)
-        s->hnext->hprev = s->hprev;
-    else
-        h->hb_tail = s->hprev;
-    s->hprev = s->hnext = NULL;
-    s->in_hbq = false;
-}
-
-static void hbq_remove(struct sse_hub *h, struct sse_sub *s)
-{
-    if (!s->in_hbq)
-        return;
-    hbq_unlink(h, s);
-    if (h->loop && !h->hb_head && ev_is_active(&h->hb))
-        ev_timer_stop(h->loop, &h->hb);
-}
-
-/* A send failed: the connection is closing (the server reports
- * stream_closed later).  ERR_TOOBIG means the client could not keep up. */
-static void sub_drop(struct sse_hub *h, struct sse_sub *s, int rc)
-{
-    if (rc == ERR_TOOBIG) {
-        struct buf x = BUF_INIT(1024);
-        int e = buf_puts(&x, "\"brandId\":");
-        if (!e)
-            e = s->brand ? canon_cstring(&x, s->brand->id) : buf_puts(&x, "null");
-        if (!e)
-            e = buf_puts(&x, ",\"peer\":");
-        if (!e)
-            e = canon_cstring(&x, h->sink->peer ? h->sink->peer(s->conn) : "");
-        if (!e)
-            e = buf_printf(&x, ",\"bufferMax\":%zu", h->buffer_max);
-        log_msg(LOG_WARN, e ? NULL : buf_cstr(&x), "sse client dropped");
-        buf_free(&x);
-        h->dropped++;
-    }
-    sub_unlink(h, s, SUB_DROPPED);
-    hbq_remove(h, s);
+    sub_unlink(owner, sub_of(n), SUB_DROPPED);
 }
 
 static bool sub_send(struct sse_hub *h, struct sse_sub *s, const void *data, size_t n)
 {
-    int rc = h->sink->send(s->conn, data, n);
-    if (rc)
-        sub_drop(h, s, rc);
-    return rc == 0;
+    return sse_reg_send(&h->reg, &s->node, data, n);
 }
 
 /* ---------- records and frames ---------- */
@@ -383,22 +216,12 @@ static int alert_brand(const struct stream_record *r, char *out, size_t n)
     return ERR_INVALID;
 }
 
-/* h->frame = the threat frame of alert record r. */
+/* The hub's frame = the threat frame of alert record r. */
 static int format_threat(struct sse_hub *h, const struct stream_record *r)
 {
     char id[24];
-    struct jsonw w;
     snprintf(id, sizeof id, "%" PRIu64, r->seq);
-    buf_reset(&h->frame);
-    int rc = sse_event_begin(&h->frame, "threat", id);
-    if (rc)
-        return rc;
-    jsonw_init(&w, &h->frame);
-    alert_write_json(&w, r->image);
-    rc = jsonw_error(&w);
-    if (!rc)
-        rc = sse_event_end(&h->frame);
-    return rc;
+    return sse_frame_threat(&h->reg.frame, id, r->image);
 }
 
 static const char *str_attr(const cJSON *item, const char *name)
@@ -407,16 +230,16 @@ static const char *str_attr(const cJSON *item, const char *name)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* h->frame = the scan frame of scan record r (brand may be NULL). */
+/* The hub's frame = the scan frame of scan record r (brand may be NULL). */
 static int format_scan(struct sse_hub *h, const struct stream_record *r, const char *brand)
 {
     struct jsonw w;
     const char *country = str_attr(r->image, "country");
-    buf_reset(&h->frame);
-    int rc = sse_event_begin(&h->frame, "scan", NULL);
+    buf_reset(&h->reg.frame);
+    int rc = sse_event_begin(&h->reg.frame, "scan", NULL);
     if (rc)
         return rc;
-    jsonw_init(&w, &h->frame);
+    jsonw_init(&w, &h->reg.frame);
     jsonw_obj(&w);
     jsonw_kstr(&w, "productId", str_attr(r->image, "productId"));
     jsonw_kstr(&w, "country", country ? country : "Unknown");
@@ -427,7 +250,7 @@ static int format_scan(struct sse_hub *h, const struct stream_record *r, const c
     jsonw_end(&w);
     rc = jsonw_error(&w);
     if (!rc)
-        rc = sse_event_end(&h->frame);
+        rc = sse_event_end(&h->reg.frame);
     return rc;
 }
 
@@ -484,7 +307,7 @@ static const char *product_brand(struct sse_hub *h, const char *pid)
         return NULL;
     if (!h->ptab)
         h->ptab = xcalloc(PRODUCT_BUCKETS, sizeof *h->ptab);
-    hv = hash_str(pid);
+    hv = sse_hash(pid);
     for (e = h->ptab[hv % PRODUCT_BUCKETS]; e; e = e->hnext)
         if (e->hash == hv && !strcmp(e->pid, pid)) {
             pc_lru_remove(h, e);
@@ -517,17 +340,18 @@ static const char *product_brand(struct sse_hub *h, const char *pid)
 
 /* ---------- live fan-out ---------- */
 
-/* Sends h->frame to every subscriber of list head past seq (scan frames
- * only to those who asked for scans). */
-static void fanout(struct sse_hub *h, struct sse_sub *head, uint64_t seq, bool scan)
+/* Sends the hub's frame to every subscriber of list head past seq (scan
+ * frames only to those who asked for scans). */
+static void fanout(struct sse_hub *h, struct sse_node *head, uint64_t seq, bool scan)
 {
-    struct sse_sub *s, *next;
-    for (s = head; s; s = next) {
-        next = s->next; /* s may leave the list (dropped) */
+    struct sse_node *n, *next;
+    for (n = head; n; n = next) {
+        struct sse_sub *s = sub_of(n);
+        next = n->next; /* s may leave the list (dropped) */
         if ((scan && !s->scans) || seq <= s->cursor)
             continue;
         s->cursor = seq;
-        sub_send(h, s, h->frame.data, h->frame.len);
+        sse_reg_send_frame(&h->reg, n);
     }
 }
 
@@ -575,7 +399,7 @@ static bool replay_wants(const struct sse_sub *s, const struct stream_record *r)
         return false;
     if (!s->brand)
         return true;
-    return !alert_brand(r, bid, sizeof bid) && !strcmp(bid, s->brand->id);
+    return !alert_brand(r, bid, sizeof bid) && !strcmp(bid, s->brand->e.id);
 }
 
 /*
@@ -587,7 +411,7 @@ static enum replay_result replay_sub(struct sse_hub *h, struct sse_sub *s, size_
     while (s->state == SUB_REPLAY && (s->cursor < h->pos) && (*budget > 0)) {
         struct stream_record *recs = NULL;
         size_t n = 0, max = *budget < SSE_HUB_CHUNK ? *budget : SSE_HUB_CHUNK;
-        if (h->sink->pending && h->sink->pending(s->conn) > h->buffer_max / 2)
+        if (h->reg.sink->pending && h->reg.sink->pending(s->node.conn) > h->reg.buffer_max / 2)
             return REPLAY_BLOCKED;
         int rc = store_stream_read(h->store, s->cursor, max, &recs, &n);
         if (rc) {
@@ -619,7 +443,7 @@ static enum replay_result replay_sub(struct sse_hub *h, struct sse_sub *s, size_
                 if (rc)
                     log_msg(LOG_WARN, NULL, "sse: cannot format alert record %" PRIu64 ": %s",
                             recs[i].seq, err_str(rc));
-                else if (!sub_send(h, s, h->frame.data, h->frame.len))
+                else if (!sse_reg_send_frame(&h->reg, &s->node))
                     break;
             }
             s->cursor = recs[i].seq;
@@ -697,17 +521,10 @@ static void tail_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     struct sse_hub *h = container_of(w, struct sse_hub, tail);
     uint64_t head;
-    if (!h->nopen || store_batch_active(h->store))
+    if (!h->reg.nopen || store_batch_active(h->store))
         return;
     if (store_stream_head(h->store, &head) == 0 && head > h->durable)
         sse_hub_commit_cb(h, head);
-}
-
-static void hb_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    (void)loop;
-    (void)revents;
-    sse_hub_heartbeat(container_of(w, struct sse_hub, hb), time_now_ms());
 }
 
 /* ---------- public API ---------- */
@@ -729,21 +546,9 @@ struct sse_hub *sse_hub_new(const struct sse_hub_config *cfg, char *err, size_t 
     h = xcalloc(1, sizeof *h);
     h->store = cfg->store;
     h->loop = cfg->loop;
-    h->metrics = cfg->metrics;
-    h->sink = cfg->sink ? cfg->sink : &http_sink;
-    h->max_per_brand = cfg->max_per_brand ? cfg->max_per_brand : SSE_HUB_MAX_PER_BRAND;
-    h->buffer_max = cfg->buffer_max ? cfg->buffer_max : 256 * 1024;
-    h->sndbuf = cfg->sndbuf ? cfg->sndbuf : SSE_HUB_SNDBUF;
     h->pos = h->durable = head;
-    h->hb_ms =
-        llround(1000.0 * scaled(cfg->heartbeat_s > 0 ? cfg->heartbeat_s : SSE_HUB_HEARTBEAT_S));
-    if (h->hb_ms < 10)
-        h->hb_ms = 10;
-    h->nbuckets = BRAND_BUCKETS_MIN;
-    h->btab = xcalloc(h->nbuckets, sizeof *h->btab);
-    buf_init(&h->frame, FRAME_MAX);
+    sse_btab_init(&h->bt);
     if (h->loop) {
-        double tick = (double)h->hb_ms / 1000.0 / 10.0;
         ev_idle_init(&h->idle, idle_cb);
         ev_set_priority(&h->idle, EV_MAXPRI); /* before the iteration's I/O */
         ev_prepare_init(&h->prep, prep_cb);
@@ -751,7 +556,6 @@ struct sse_hub *sse_hub_new(const struct sse_hub_config *cfg, char *err, size_t 
         ev_prepare_start(h->loop, &h->prep);
         ev_unref(h->loop);
         ev_init(&h->retry, retry_cb);
-        ev_timer_init(&h->hb, hb_cb, tick, tick); /* runs while anyone is subscribed */
         if (cfg->tail_s > 0) {
             double every = scaled(cfg->tail_s);
             if (every < 0.01)
@@ -762,18 +566,17 @@ struct sse_hub *sse_hub_new(const struct sse_hub_config *cfg, char *err, size_t 
             h->tailing = true;
         }
     }
-    if (h->metrics)
-        metrics_add_source(h->metrics, metrics_cb, h);
-    update_gauge(h);
+    struct sse_reg_config rc_ = SSE_REG_CONFIG_OF(cfg, sub_dropped, h);
+    sse_reg_init(&h->reg, &rc_);
     return h;
 }
 
-static void free_list(struct sse_sub *s)
+static void free_list(struct sse_node *n)
 {
-    while (s) {
-        struct sse_sub *next = s->next;
-        free(s);
-        s = next;
+    while (n) {
+        struct sse_node *next = n->next;
+        free(sub_of(n));
+        n = next;
     }
 }
 
@@ -781,14 +584,10 @@ void sse_hub_free(struct sse_hub *h)
 {
     if (!h)
         return;
-    if (h->metrics) {
-        metrics_set_sse_clients(h->metrics, 0);
-        metrics_remove_source(h->metrics, metrics_cb, h);
-    }
+    sse_reg_fini(&h->reg);
     if (h->loop) {
         ev_ref(h->loop);
         ev_prepare_stop(h->loop, &h->prep);
-        ev_timer_stop(h->loop, &h->hb);
         ev_timer_stop(h->loop, &h->retry);
         ev_idle_stop(h->loop, &h->idle);
         if (h->tailing) {
@@ -798,19 +597,19 @@ void sse_hub_free(struct sse_hub *h)
     }
     free_list(h->all_live);
     free_list(h->replay);
-    for (size_t i = 0; i < h->nbuckets; i++) {
-        struct sse_brand *b = h->btab[i], *next;
-        for (; b; b = next) {
-            next = b->hnext;
+    for (size_t i = 0; i < h->bt.nbuckets; i++) {
+        struct sse_bent *e = h->bt.tab[i], *next;
+        for (; e; e = next) {
+            struct sse_brand *b = container_of(e, struct sse_brand, e);
+            next = e->hnext;
             free_list(b->live);
             free(b);
         }
     }
-    free(h->btab);
+    sse_btab_fini(&h->bt);
     while (h->lru_head)
         pc_evict(h, h->lru_head);
     free(h->ptab);
-    buf_free(&h->frame);
     free(h);
 }
 
@@ -831,19 +630,20 @@ int sse_hub_reserve(struct sse_hub *h, const struct sse_sub_params *p, struct ss
         if (!brand_id_ok(p->brand_id))
             return ERR_INVALID;
         b = brand_get(h, p->brand_id);
-        if (b->nsubs >= h->max_per_brand) {
+        if (b->nsubs >= h->reg.max_per_brand) {
             brand_release(h, b);
             return ERR_TOOBIG;
         }
         b->nsubs++;
     } else {
-        if (h->nall >= h->max_per_brand)
+        if (h->nall >= h->reg.max_per_brand)
             return ERR_TOOBIG;
         h->nall++;
     }
     struct sse_sub *s = xcalloc(1, sizeof *s);
     s->hub = h;
     s->brand = b;
+    s->node.brand_id = b ? b->e.id : NULL;
     s->scans = p->scans;
     s->resume = p->resume;
     s->cursor = p->resume ? p->last_id : 0;
@@ -857,16 +657,11 @@ void sse_hub_stream_open(void *arg, struct http_conn *c)
     struct sse_sub *s = arg;
     struct sse_hub *h = s->hub;
     size_t budget = SSE_HUB_PUMP_BUDGET;
-    if (s->state != SUB_RESERVED || s->conn)
+    if (s->state != SUB_RESERVED || s->node.conn)
         return;
-    s->conn = c;
-    h->nopen++;
-    update_gauge(h);
     if (s->resume && s->cursor > h->durable)
         s->resume = false; /* an id this stream never issued (another database?) */
-    hbq_append(h, s, time_now_ms() + h->hb_ms);
-    if (h->sndbuf > 0 && h->sink->set_sndbuf)
-        h->sink->set_sndbuf(c, h->sndbuf); /* best effort */
+    sse_reg_open(&h->reg, &s->node, c);
     if (!s->resume || s->cursor >= h->pos) {
         if (!s->resume)
             s->cursor = h->pos; /* no backlog */
@@ -892,11 +687,7 @@ void sse_hub_stream_closed(void *arg, struct http_conn *c)
     struct sse_sub *s = arg;
     struct sse_hub *h = s->hub;
     sub_unlink(h, s, SUB_DROPPED);
-    hbq_remove(h, s);
-    if (s->conn) {
-        h->nopen--;
-        update_gauge(h);
-    }
+    sse_reg_close(&h->reg, &s->node);
     if (s->brand) {
         s->brand->nsubs--;
         brand_release(h, s->brand);
@@ -932,14 +723,14 @@ int sse_hub_pump(struct sse_hub *h)
         store_stream_free(recs, n);
         budget -= n;
     }
-    struct sse_sub *s, *next;
-    for (s = h->replay; s; s = next) {
-        next = s->next;
+    struct sse_node *n, *next;
+    for (n = h->replay; n; n = next) {
+        next = n->next;
         if (budget == 0) {
             more = true;
             break;
         }
-        enum replay_result r = replay_sub(h, s, &budget);
+        enum replay_result r = replay_sub(h, sub_of(n), &budget);
         if (r == REPLAY_MORE)
             more = true;
         else if (r == REPLAY_BLOCKED)
@@ -952,21 +743,7 @@ int sse_hub_pump(struct sse_hub *h)
 
 void sse_hub_heartbeat(struct sse_hub *h, int64_t now_ms)
 {
-    char iso[ISO_LEN + 1];
-    if (!h->hb_head || h->hb_head->hb_due > now_ms)
-        return;
-    time_iso(now_ms, iso);
-    buf_reset(&h->frame);
-    if (sse_event_begin(&h->frame, "heartbeat", NULL) ||
-        buf_printf(&h->frame, "{\"ts\":\"%s\"}", iso) || sse_event_end(&h->frame))
-        return;
-    /* each one served goes to the tail, due later than now: this ends */
-    while (h->hb_head && h->hb_head->hb_due <= now_ms) {
-        struct sse_sub *s = h->hb_head;
-        hbq_unlink(h, s); /* to the tail, the timer keeps running */
-        hbq_append(h, s, now_ms + h->hb_ms);
-        sub_send(h, s, h->frame.data, h->frame.len);
-    }
+    sse_reg_heartbeat(&h->reg, now_ms);
 }
 
 long sse_hub_retry_ms(void)
@@ -980,12 +757,12 @@ long sse_hub_retry_ms(void)
 
 size_t sse_hub_clients(const struct sse_hub *h)
 {
-    return h->nopen;
+    return h->reg.nopen;
 }
 
 uint64_t sse_hub_dropped(const struct sse_hub *h)
 {
-    return h->dropped;
+    return h->reg.dropped;
 }
 
 uint64_t sse_hub_position(const struct sse_hub *h)

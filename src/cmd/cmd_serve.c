@@ -1,13 +1,22 @@
 /*
- * cmd_serve.c - `genuproof serve` (cmd_serve.h): wires options, store,
- * application and HTTP server on one libev loop.
+ * cmd_serve.c - `genuproof serve` (cmd_serve.h): parses the options and
+ * runs the backend (cmd/backend.h: store, application, HTTP server,
+ * detector, SSE, webhooks) on one libev loop.
  *
- * Start-up order: options -> signing secret -> store -> demo data ->
- * application (admin key, pepper) -> listen -> port file.  Anything that
+ * Start-up order: options -> loop -> backend -> port file.  Anything that
  * fails before listening exits non-zero with one clear log line; secrets
  * and keys are never logged (only the path of a generated admin key
  * file).  Shutdown: SIGTERM/SIGINT stop accepting and drain in-flight
  * requests (bounded), then the loop ends and everything is closed.
+ *
+ * --workers N (N > 1): this process becomes a supervisor that forks N
+ * workers sharing the port with SO_REUSEPORT.  Worker 0 starts first
+ * (it creates the database, seeds demo data, writes the admin key file
+ * and runs the detector); the others start once it is listening.  The
+ * port file is written when every worker listens.  A worker that dies is
+ * restarted after a backoff (1 s doubling to 30 s, scaled); SIGTERM or
+ * SIGINT is passed to every worker, which drains, and the supervisor
+ * exits when all are gone (SIGKILL after the drain deadline).
  */
 #include "cmd/cmd_serve.h"
 
@@ -17,24 +26,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
 
-#include "api/app.h"
-#include "api/classify_driver.h"
-#include "api/webhook_dispatch.h"
-#include "api/demo.h"
-#include "api/detect_driver.h"
-#include "api/sse_hub.h"
+#include "cmd/backend.h"
 #include "cmd/options.h"
-#include "core/canon.h"
-#include "core/timeutil.h"
-#include "http/http.h"
-#include "store/store.h"
-#include "util/buf.h"
+#include "net/listen.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/timescale.h"
@@ -42,15 +45,9 @@
 
 struct serve {
     struct ev_loop *loop;
-    struct store *store;
-    struct app *app;
-    struct http_server *srv;
-    struct detect_driver *detector;    /* NULL with --no-detector */
-    struct sse_hub *sse;               /* GET /api/stream subscribers */
-    struct webhook_dispatch *webhooks; /* webhook deliveries (H10) */
-    struct classify_driver *classifier; /* --classifier gemini|openai (H10) */
+    struct backend *be;
     ev_signal sigterm, sigint;
-    ev_timer maint, drain_deadline;
+    ev_timer drain_deadline;
     bool draining;
 };
 
@@ -63,41 +60,6 @@ static void raise_nofile(void)
         if (setrlimit(RLIMIT_NOFILE, &rl))
             log_warn("cannot raise the open-file limit: %s", strerror(errno));
     }
-}
-
-/* Reads the signing secret from a file: trailing newlines dropped, must
- * be non-empty and at most SERVE_SECRET_MAX bytes.  Returns a malloc'd
- * string or NULL (message in err). */
-static char *read_secret_file(const char *path, char *err, size_t errlen)
-{
-    char *buf = xmalloc(SERVE_SECRET_MAX + 2);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = -1;
-    if (fd >= 0) {
-        n = read(fd, buf, SERVE_SECRET_MAX + 1);
-        close(fd);
-    }
-    if (n < 0) {
-        snprintf(err, errlen, "cannot read signing secret file %s: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (n > SERVE_SECRET_MAX) {
-        snprintf(err, errlen, "signing secret file %s is larger than %d bytes", path,
-                 SERVE_SECRET_MAX);
-        goto fail;
-    }
-    buf[n] = '\0';
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-        buf[--n] = '\0';
-    if (n == 0 || strlen(buf) != (size_t)n) {
-        snprintf(err, errlen, "signing secret file %s is empty or holds a NUL byte", path);
-        goto fail;
-    }
-    return buf;
-fail:
-    memset(buf, 0, SERVE_SECRET_MAX + 2);
-    free(buf);
-    return NULL;
 }
 
 /* Writes "<port>\n" to path atomically (temp file + rename), so a reader
@@ -119,36 +81,6 @@ static int write_port_file(const char *path, int port)
         unlink(tmp);
     free(tmp);
     return rc;
-}
-
-/* Extra log members: "key":"<json-escaped value>". */
-static void log_kv(enum log_level lvl, const char *key, const char *val, const char *msg)
-{
-    struct buf b = BUF_INIT(4096);
-    if (!buf_printf(&b, "\"%s\":", key) && !canon_cstring(&b, val ? val : ""))
-        log_msg(lvl, buf_cstr(&b), "%s", msg);
-    else
-        log_msg(lvl, NULL, "%s", msg);
-    buf_free(&b);
-}
-
-static void maint_cb(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    (void)loop;
-    (void)revents;
-    struct serve *sv = w->data;
-    size_t purged = 0, trimmed = 0;
-    int64_t now = time_now_ms();
-    int rc = store_purge_expired(sv->store, now, 1000, &purged);
-    if (rc)
-        log_warn("ttl purge failed: %s", err_str(rc));
-    rc = store_stream_trim(sv->store, now, &trimmed);
-    if (rc)
-        log_warn("stream trim failed: %s", err_str(rc));
-    if (purged || trimmed)
-        log_msg(LOG_DEBUG, NULL,
-                "maintenance: %zu expired items purged, %zu stream records trimmed", purged,
-                trimmed);
 }
 
 static void drained_cb(void *arg)
@@ -176,43 +108,305 @@ static void signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
     }
     sv->draining = true;
     log_info("signal %d: draining in-flight requests", w->signum);
-    ev_timer_stop(loop, &sv->maint);
     ev_timer_init(&sv->drain_deadline, drain_deadline_cb, scaled(SERVE_DRAIN_SECONDS), 0.);
     ev_timer_start(loop, &sv->drain_deadline);
     ev_unref(loop); /* the deadline alone must not keep the loop alive */
-    http_server_drain(sv->srv, drained_cb, sv);
+    backend_drain(sv->be, drained_cb, sv);
 }
 
-/* Picks the signing secret: --signing-secret-file, env SIGNING_SECRET, or
- * (demo only) the dev secret.  NULL with a message when none. */
-static char *signing_secret(const struct opt_values *o, bool demo, char *err, size_t errlen)
+/*
+ * Runs one server process: the backend on the default loop until a
+ * signal drains it.  ready_fd >= 0 (a worker): "<port>\n" is written to
+ * it once listening, and no port file is written here.
+ */
+static int run_one(const struct opt_values *o, const struct backend_config *bc, int ready_fd)
 {
-    const char *file = opt_str(o, "signing-secret-file");
-    if (file)
-        return read_secret_file(file, err, errlen);
-    const char *env = getenv("SIGNING_SECRET");
-    if (env && *env)
-        return xstrdup(env);
-    if (demo) {
-        log_warn("no SIGNING_SECRET: using the public development secret (demo mode only)");
-        return xstrdup(APP_DEV_SECRET);
+    struct serve sv;
+    int status = SERVE_EXIT_FAIL;
+
+    memset(&sv, 0, sizeof sv);
+    sv.loop = ev_default_loop(EVFLAG_AUTO);
+    if (!sv.loop) {
+        log_error("cannot create the event loop");
+        return SERVE_EXIT_FAIL;
     }
-    snprintf(err, errlen,
-             "no signing secret: set SIGNING_SECRET or --signing-secret-file "
-             "(or use --demo-data for a local demo)");
-    return NULL;
+    sv.be = backend_start(sv.loop, bc, &status);
+    if (!sv.be)
+        return status;
+    status = SERVE_EXIT_FAIL;
+
+    int port = backend_port(sv.be);
+    const char *port_file = opt_str(o, "port-file");
+    if (ready_fd >= 0) {
+        char line[16];
+        int n = snprintf(line, sizeof line, "%d\n", port);
+        if (write(ready_fd, line, (size_t)n) != n)
+            goto out;
+        close(ready_fd);
+    } else if (port_file && write_port_file(port_file, port)) {
+        backend_log_kv(LOG_ERROR, "file", port_file, "cannot write the port file");
+        goto out;
+    }
+    {
+        char extra[200];
+        bool auth_off = !strcmp(opt_str(o, "auth"), "none");
+        snprintf(extra, sizeof extra,
+                 "\"port\":%d,\"auth\":\"%s\",\"rateLimit\":%ld,\"worker\":%d,\"workers\":%d", port,
+                 auth_off ? "none" : "on", opt_int(o, "rate-limit"), bc->worker,
+                 bc->workers > 1 ? bc->workers : 1);
+        log_msg(LOG_INFO, extra, "listening");
+    }
+
+    sv.sigterm.data = sv.sigint.data = &sv;
+    ev_signal_init(&sv.sigterm, signal_cb, SIGTERM);
+    ev_signal_init(&sv.sigint, signal_cb, SIGINT);
+    ev_signal_start(sv.loop, &sv.sigterm);
+    ev_signal_start(sv.loop, &sv.sigint);
+
+    ev_run(sv.loop, 0);
+    status = SERVE_EXIT_OK;
+out:
+    /* already shutting down: a repeated SIGTERM must not kill the
+     * cleanup.  Stopping a watcher restores the default action (and
+     * unblocks a signal libev held back), so ignore them around it. */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    ev_signal_stop(sv.loop, &sv.sigterm);
+    ev_signal_stop(sv.loop, &sv.sigint);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    if (sv.draining) {
+        ev_ref(sv.loop);
+        ev_timer_stop(sv.loop, &sv.drain_deadline);
+    }
+    if (backend_stop(sv.be))
+        status = SERVE_EXIT_FAIL;
+    else if (status == SERVE_EXIT_OK)
+        log_info("stopped");
+    return status;
+}
+
+/* ---------- --workers: the supervisor ---------- */
+
+struct worker {
+    pid_t pid;         /* 0: not running */
+    double backoff_s;  /* next restart delay (unscaled) */
+    double restart_at; /* monotonic s of a pending restart, 0 = none */
+};
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Reserves the port of spec for the workers: binds (without listening, so
+ * the kernel never hands it a connection) a SO_REUSEPORT socket on the
+ * first address of the host, and writes into out the listen spec with
+ * the bound port.  Returns the socket, or -1 with a message in err.
+ */
+static int reserve_port(const char *spec, char *out, size_t outlen, char *err, size_t errlen)
+{
+    char host[256], port[16];
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai = NULL;
+    int fd = -1, one = 1, rc;
+    if (net_split_hostport(spec, host, sizeof host, port, sizeof port)) {
+        snprintf(err, errlen, "bad --listen value");
+        return -1;
+    }
+    rc = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
+    if (rc) {
+        snprintf(err, errlen, "cannot resolve %s: %s", spec, gai_strerror(rc));
+        return -1;
+    }
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen)) {
+        snprintf(err, errlen, "cannot bind %s: %s", spec, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return -1;
+    }
+    freeaddrinfo(ai);
+    int p = net_local_port(fd);
+    if (strchr(host, ':'))
+        snprintf(out, outlen, "[%s]:%d", host, p);
+    else
+        snprintf(out, outlen, "%s:%d", host, p);
+    return fd;
+}
+
+/* Forks worker i; returns its pid after it reported listening, or -1
+ * (it failed to start; it has been reaped). */
+static pid_t start_worker(const struct opt_values *o, const char *listen, int i, int n,
+                          const sigset_t *child_mask)
+{
+    int pfd[2];
+    char line[16];
+    ssize_t got;
+    pid_t pid;
+    if (pipe2(pfd, O_CLOEXEC))
+        return -1;
+    pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        struct backend_config bc = {.opts = o, .worker = i, .workers = n, .listen = listen};
+        close(pfd[0]);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        sigprocmask(SIG_SETMASK, child_mask, NULL);
+        _exit(run_one(o, &bc, pfd[1]));
+    }
+    close(pfd[1]);
+    do
+        got = read(pfd[0], line, sizeof line - 1);
+    while (got < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (got <= 0) {
+        int st;
+        waitpid(pid, &st, 0);
+        return -1;
+    }
+    return pid;
+}
+
+static int supervise(const struct opt_values *o, int n)
+{
+    char listen[300], err[512];
+    struct worker *w = xcalloc((size_t)n, sizeof *w);
+    sigset_t mask, old;
+    int status = SERVE_EXIT_FAIL, port = -1;
+    bool stopping = false;
+    double deadline = 0;
+
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &mask, &old);
+
+    int rfd = reserve_port(opt_str(o, "listen"), listen, sizeof listen, err, sizeof err);
+    if (rfd < 0) {
+        backend_log_kv(LOG_ERROR, "listen", opt_str(o, "listen"), err);
+        goto out;
+    }
+    port = net_local_port(rfd);
+    for (int i = 0; i < n; i++) {
+        w[i].pid = start_worker(o, listen, i, n, &old);
+        w[i].backoff_s = 1.0;
+        if (w[i].pid < 0) {
+            w[i].pid = 0;
+            log_error("worker %d did not start", i);
+            stopping = true;
+            deadline = mono_s() + scaled(SERVE_DRAIN_SECONDS) + 1;
+            break;
+        }
+    }
+    close(rfd);
+    if (!stopping) {
+        const char *port_file = opt_str(o, "port-file");
+        if (port_file && write_port_file(port_file, port)) {
+            backend_log_kv(LOG_ERROR, "file", port_file, "cannot write the port file");
+            stopping = true;
+            deadline = mono_s() + scaled(SERVE_DRAIN_SECONDS) + 1;
+        } else {
+            char extra[96];
+            snprintf(extra, sizeof extra, "\"port\":%d,\"workers\":%d", port, n);
+            log_msg(LOG_INFO, extra, "supervisor: every worker is listening");
+            status = SERVE_EXIT_OK;
+        }
+    }
+    if (stopping)
+        for (int i = 0; i < n; i++)
+            if (w[i].pid > 0)
+                kill(w[i].pid, SIGTERM);
+
+    for (;;) {
+        int alive = 0, sig, st;
+        double now = mono_s(), wait_s = 1.0;
+        pid_t pid;
+        while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+            for (int i = 0; i < n; i++) {
+                if (w[i].pid != pid)
+                    continue;
+                w[i].pid = 0;
+                bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+                if (stopping) {
+                    if (!clean)
+                        status = SERVE_EXIT_FAIL;
+                    break;
+                }
+                log_error("worker %d (pid %d) ended (%s %d); restarting in %.1f s", i, (int)pid,
+                          WIFSIGNALED(st) ? "signal" : "status",
+                          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+                          scaled(w[i].backoff_s));
+                w[i].restart_at = now + scaled(w[i].backoff_s);
+                w[i].backoff_s = w[i].backoff_s * 2 > 30 ? 30 : w[i].backoff_s * 2;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (!stopping && !w[i].pid && w[i].restart_at > 0 && w[i].restart_at <= now) {
+                w[i].restart_at = 0;
+                w[i].pid = start_worker(o, listen, i, n, &old);
+                if (w[i].pid < 0) {
+                    w[i].pid = 0;
+                    w[i].restart_at = now + scaled(w[i].backoff_s);
+                    w[i].backoff_s = w[i].backoff_s * 2 > 30 ? 30 : w[i].backoff_s * 2;
+                } else {
+                    log_info("worker %d restarted (pid %d)", i, (int)w[i].pid);
+                }
+            }
+            if (w[i].pid)
+                alive++;
+            if (!stopping && !w[i].pid && w[i].restart_at > 0 && w[i].restart_at - now < wait_s)
+                wait_s = w[i].restart_at - now;
+        }
+        if (stopping && !alive)
+            break;
+        if (stopping && now >= deadline) {
+            log_warn("supervisor: drain deadline reached; killing the remaining workers");
+            for (int i = 0; i < n; i++)
+                if (w[i].pid)
+                    kill(w[i].pid, SIGKILL);
+            status = SERVE_EXIT_FAIL;
+            deadline = now + 5;
+        }
+        struct timespec ts = {.tv_sec = (time_t)wait_s,
+                              .tv_nsec = (long)((wait_s - (double)(time_t)wait_s) * 1e9)};
+        if (wait_s < 0.001)
+            ts.tv_sec = 0, ts.tv_nsec = 1000000;
+        sig = sigtimedwait(&mask, NULL, &ts);
+        if ((sig == SIGTERM || sig == SIGINT) && !stopping) {
+            log_info("signal %d: stopping %d workers", sig, n);
+            stopping = true;
+            deadline = mono_s() + scaled(SERVE_DRAIN_SECONDS) + 1;
+            for (int i = 0; i < n; i++)
+                if (w[i].pid)
+                    kill(w[i].pid, SIGTERM);
+        }
+    }
+    if (status == SERVE_EXIT_OK)
+        log_info("stopped");
+out:
+    free(w);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return status;
 }
 
 int cmd_serve(int argc, char **argv)
 {
     struct opt_values o;
-    struct serve sv;
     char err[512];
     bool help = false;
-    char *secret = NULL;
-    int status = SERVE_EXIT_FAIL;
 
-    memset(&sv, 0, sizeof sv);
     if (opt_parse(serve_options, argc, argv, &o, &help, err, sizeof err)) {
         fprintf(stderr, "genuproof serve: %s\n", err);
         return SERVE_EXIT_USAGE;
@@ -223,213 +417,9 @@ int cmd_serve(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     raise_nofile();
-
-    bool demo = opt_flag(&o, "demo-data");
-    bool auth_off = !strcmp(opt_str(&o, "auth"), "none");
-    secret = signing_secret(&o, demo, err, sizeof err);
-    if (!secret) {
-        log_error("%s", err);
-        return SERVE_EXIT_USAGE;
-    }
-
-    const char *db = opt_str(&o, "db");
-    struct store_options so = {
-        .path = db,
-        .durability = !strcmp(opt_str(&o, "durability"), "normal") ? STORE_DURABILITY_NORMAL
-                                                                   : STORE_DURABILITY_FULL,
-    };
-    sv.store = store_open_sqlite(&so, err, sizeof err);
-    if (!sv.store) {
-        log_kv(LOG_ERROR, "db", db, err);
-        goto out;
-    }
-    if (demo) {
-        int rc = demo_seed(sv.store, secret, err, sizeof err);
-        if (rc) {
-            log_error("demo data: %s (%s)", err, err_str(rc));
-            goto out;
-        }
-        log_info("demo data present");
-    }
-
-    struct app_config ac = {
-        .db_path = db,
-        .signing_secret = secret,
-        .base_url = opt_str(&o, "base-url"),
-        .auth_off = auth_off,
-        .admin_key = getenv("GENUPROOF_ADMIN_KEY"),
-        .email_pepper = getenv("GENUPROOF_EMAIL_PEPPER"),
-        .rate_limit = opt_int(&o, "rate-limit"),
-        .trust_proxy = opt_str(&o, "trust-proxy"),
-        .geoip_path = opt_str(&o, "geoip"),
-        .allow_private_webhooks = opt_flag(&o, "allow-private-webhooks"),
-    };
-    if (ac.admin_key && !*ac.admin_key)
-        ac.admin_key = NULL;
-    sv.app = app_new(&ac, sv.store, err, sizeof err);
-    if (!sv.app) {
-        log_error("%s", err);
-        status = SERVE_EXIT_USAGE;
-        goto out;
-    }
-    if (app_admin_key_file(sv.app))
-        log_kv(LOG_WARN, "file", app_admin_key_file(sv.app),
-               "generated the admin key; it is in this file (mode 0600) and shown nowhere else");
-    if (auth_off)
-        log_warn("authentication is OFF (--auth none): every caller has admin rights");
-
-    sv.loop = ev_default_loop(EVFLAG_AUTO);
-    if (!sv.loop) {
-        log_error("cannot create the event loop");
-        goto out;
-    }
-    app_set_loop(sv.app, sv.loop);
-    struct http_handler h;
-    app_http_handler(sv.app, &h);
-    struct http_server_config hc = {
-        .listen = opt_str(&o, "listen"),
-        .max_body = (size_t)opt_int(&o, "max-body"),
-        .cors_origin = opt_str(&o, "cors-origin"),
-        .stream_buffer_max = (size_t)opt_int(&o, "sse-buffer"),
-    };
-    sv.srv = http_server_new(sv.loop, &hc, &h, err, sizeof err);
-    if (!sv.srv) {
-        log_kv(LOG_ERROR, "listen", hc.listen, err);
-        goto out;
-    }
-    app_set_server(sv.app, sv.srv);
-    {
-        struct sse_hub_config sc = {
-            .store = sv.store,
-            .loop = sv.loop,
-            .metrics = app_metrics(sv.app),
-            .max_per_brand = (size_t)opt_int(&o, "sse-max-streams"),
-            .buffer_max = hc.stream_buffer_max,
-        };
-        sv.sse = sse_hub_new(&sc, err, sizeof err);
-        if (!sv.sse) {
-            log_error("%s", err);
-            goto out;
-        }
-        app_set_sse_hub(sv.app, sv.sse);
-        app_add_commit_listener(sv.app, sse_hub_commit_cb, sv.sse);
-    }
-    if (opt_flag(&o, "no-detector")) {
-        log_warn(
-            "the threat detector is off (--no-detector): alerts wait for a server that runs it");
-    } else {
-        struct detect_driver_config dc = {
-            .batch_size = (size_t)opt_int(&o, "detector-batch"),
-            .batch_window_s = (double)opt_int(&o, "detector-window"),
-        };
-        sv.detector = detect_driver_new(sv.app, &dc, err, sizeof err);
-        if (!sv.detector) {
-            log_error("%s", err);
-            goto out;
-        }
-    }
-    {
-        struct webhook_dispatch_config wc = {
-            .allow_private = opt_flag(&o, "allow-private-webhooks"),
-        };
-        if (wc.allow_private)
-            log_warn(
-                "webhooks may target private and loopback addresses (--allow-private-webhooks)");
-        sv.webhooks = webhook_dispatch_new(sv.store, sv.loop, &wc, err, sizeof err);
-        if (!sv.webhooks) {
-            log_error("%s", err);
-            goto out;
-        }
-        app_add_commit_listener(sv.app, webhook_dispatch_on_commit, sv.webhooks);
-    }
-    {
-        enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
-        classify_provider_parse(opt_str(&o, "classifier"), &prov);
-        if (prov != CLASSIFY_PROVIDER_RULES) {
-            struct classify_driver_config cc = {
-                .model = {.provider = prov,
-                          .url = opt_str(&o, "classifier-url"),
-                          .model = opt_str(&o, "classifier-model"),
-                          .timeout_s = (double)opt_int(&o, "classifier-timeout")},
-            };
-            sv.classifier = classify_driver_new(sv.store, sv.loop, &cc, err, sizeof err);
-            if (!sv.classifier) {
-                log_error("%s", err);
-                status = SERVE_EXIT_USAGE;
-                goto out;
-            }
-            app_add_commit_listener(sv.app, classify_driver_on_commit, sv.classifier);
-            log_info("model classifier: %s (rules stand on any model error)",
-                     classify_provider_name(prov));
-        }
-    }
-    int port = http_server_port(sv.srv);
-    const char *port_file = opt_str(&o, "port-file");
-    if (port_file && write_port_file(port_file, port)) {
-        log_kv(LOG_ERROR, "file", port_file, "cannot write the port file");
-        goto out;
-    }
-    {
-        char extra[160];
-        snprintf(extra, sizeof extra, "\"port\":%d,\"auth\":\"%s\",\"rateLimit\":%ld", port,
-                 auth_off ? "none" : "on", ac.rate_limit);
-        log_msg(LOG_INFO, extra, "listening");
-    }
-
-    sv.sigterm.data = sv.sigint.data = sv.maint.data = &sv;
-    ev_signal_init(&sv.sigterm, signal_cb, SIGTERM);
-    ev_signal_init(&sv.sigint, signal_cb, SIGINT);
-    ev_signal_start(sv.loop, &sv.sigterm);
-    ev_signal_start(sv.loop, &sv.sigint);
-    ev_timer_init(&sv.maint, maint_cb, scaled(SERVE_MAINT_SECONDS), scaled(SERVE_MAINT_SECONDS));
-    ev_timer_start(sv.loop, &sv.maint);
-
-    ev_run(sv.loop, 0);
-
-    /* anything a handler wrote after the last commit (none normally) */
-    if (store_batch_active(sv.store) && app_commit(sv.app))
-        goto out;
-    log_info("stopped");
-    status = SERVE_EXIT_OK;
-out:
-    if (sv.loop) {
-        /* already shutting down: a repeated SIGTERM must not kill the
-         * cleanup.  Stopping a watcher restores the default action (and
-         * unblocks a signal libev held back), so ignore them around it. */
-        signal(SIGTERM, SIG_IGN);
-        signal(SIGINT, SIG_IGN);
-        ev_signal_stop(sv.loop, &sv.sigterm);
-        ev_signal_stop(sv.loop, &sv.sigint);
-        signal(SIGTERM, SIG_IGN);
-        signal(SIGINT, SIG_IGN);
-        ev_timer_stop(sv.loop, &sv.maint);
-        if (sv.draining) {
-            ev_ref(sv.loop);
-            ev_timer_stop(sv.loop, &sv.drain_deadline);
-        }
-    }
-    detect_driver_free(sv.detector);
-    if (sv.srv)
-        http_server_free(sv.srv); /* reports every open stream to the hub */
-    if (sv.sse) {
-        app_remove_commit_listener(sv.app, sse_hub_commit_cb, sv.sse);
-        app_set_sse_hub(sv.app, NULL);
-        sse_hub_free(sv.sse);
-    }
-    if (sv.classifier) {
-        app_remove_commit_listener(sv.app, classify_driver_on_commit, sv.classifier);
-        classify_driver_free(sv.classifier);
-    }
-    if (sv.webhooks) {
-        app_remove_commit_listener(sv.app, webhook_dispatch_on_commit, sv.webhooks);
-        webhook_dispatch_free(sv.webhooks);
-    }
-    app_free(sv.app);
-    if (sv.store)
-        store_close(sv.store);
-    if (secret) {
-        memset(secret, 0, strlen(secret));
-        free(secret);
-    }
-    return status;
+    int workers = (int)opt_int(&o, "workers");
+    if (workers > 1)
+        return supervise(&o, workers);
+    struct backend_config bc = {.opts = &o};
+    return run_one(&o, &bc, -1);
 }

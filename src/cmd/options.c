@@ -48,14 +48,19 @@ const struct opt_def serve_options[] = {
      "output buffer per SSE client (/api/stream); a client further behind is dropped"},
     {"sse-max-streams", OPT_INT, "N", "1000", 1, 1000000, NULL, NULL, 0,
      "concurrent /api/stream connections per brand (and for ?all=1); 429 beyond"},
+    {"sse-mode", OPT_ENUM, "auto|push|poll", "auto", 0, 0, "auto|push|poll", NULL, 0,
+     "live stream source: push from the change stream, or poll the GSI1 index every 250 ms "
+     "(no scan events); auto = poll on DynamoDB, push otherwise"},
     /* Reserved for later versions (refused for now). */
-    {"workers", OPT_INT, "N", "1", 1, 64, NULL, NULL, OPTF_LATER,
-     "worker processes sharing the port"},
-    {"store", OPT_ENUM, "sqlite|dynamodb", "sqlite", 0, 0, "sqlite|dynamodb", NULL, OPTF_LATER,
-     "store driver"},
-    {"dynamodb", OPT_STRING, "URL", NULL, 0, 0, NULL, NULL, OPTF_LATER,
-     "DynamoDB endpoint"},
-    {"table", OPT_STRING, "NAME", "authentik", 0, 0, NULL, "DYNAMODB_TABLE", OPTF_LATER,
+    {"workers", OPT_INT, "N", "1", 1, 64, NULL, "GENUPROOF_WORKERS", 0,
+     "worker processes sharing the port (SO_REUSEPORT); worker 0 runs the detector"},
+    /* The store driver (issue 7). */
+    {"store", OPT_ENUM, "sqlite|dynamodb", "sqlite", 0, 0, "sqlite|dynamodb", NULL, 0,
+     "store driver: sqlite (--db) or dynamodb (table made by `genuproof table create`)"},
+    {"dynamodb", OPT_STRING, "URL", NULL, 0, 0, NULL, NULL, 0,
+     "DynamoDB endpoint; implies --store dynamodb (default: AWS_ENDPOINT_URL_DYNAMODB, else "
+     "the AWS_REGION endpoint)"},
+    {"table", OPT_STRING, "NAME", "authentik", 0, 0, NULL, "DYNAMODB_TABLE", 0,
      "DynamoDB table name"},
     /* Webhooks and the model classifier (H10). */
     {"allow-private-webhooks", OPT_FLAG, NULL, NULL, 0, 0, NULL, NULL, 0,

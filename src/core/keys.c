@@ -187,6 +187,16 @@ const char *key_threat_gsi1sk(struct key *k, const char *write_time, const char 
     return k2(k, KEY_PFX_THREAT, write_time, alert_id);
 }
 
+const char *key_threat_gsi1sk_lo(struct key *k, const char *write_time)
+{
+    return k1(k, KEY_PFX_THREAT, write_time);
+}
+
+const char *key_threat_gsi1sk_hi(struct key *k)
+{
+    return kfmt(k, "%s~", KEY_PFX_THREAT);
+}
+
 const char *key_opslog_pk(struct key *k, const char *timestamp)
 {
     char day[11];
@@ -436,6 +446,16 @@ int key_parse_alert_sk(const char *sk, char ts[25], char *type, size_t tn, char 
     if (copy_part(rest, (size_t)(h - rest), type, tn))
         return ERR_INVALID;
     return copy_part(h + 1, strlen(h + 1), id, idn);
+}
+
+int key_parse_threat_gsi1sk(const char *sk, char wt[25], char *id, size_t idn)
+{
+    const char *rest;
+    const char *s = key_after(sk, KEY_PFX_THREAT);
+
+    if (!s || split_ts(s, wt, &rest) || !rest || strchr(rest, '#'))
+        return ERR_INVALID;
+    return copy_part(rest, strlen(rest), id, idn);
 }
 
 int key_parse_opslog_pk(const char *pk, char day[11])

@@ -28,10 +28,14 @@ struct key {
 #define KEY_SK_STATS         "STATS"
 #define KEY_SK_META          "META"
 #define KEY_SK_CLAIM         "CLAIM"
-#define KEY_SK_CHAIN         "CHAIN" /* provenance chain head of a product (project) */
+#define KEY_SK_CHAIN         "CHAIN"    /* provenance chain head of a product (project) */
 #define KEY_SK_DETSTATE      "DETSTATE" /* detector window state of a product (project) */
 #define KEY_PK_BRAND_INDEX   "BRAND_INDEX"
 #define KEY_PK_PRODUCT_INDEX "PRODUCT_INDEX"
+#define KEY_PK_STORE_CHECKPOINT                                                                    \
+    "STORE#CHECKPOINT" /* DynamoDB driver: reader checkpoints (SK = reader) */
+#define KEY_PK_STORE_HEALTH                                                                        \
+    "STORE#HEALTH" /* DynamoDB driver: health probe GetItem (never written) */
 #define KEY_PK_OPS_LOG_LEGACY                                                                      \
     "OPS_LOG" /* read-only legacy partition; also GSI1PK of ops-log items */
 #define KEY_PK_AUDIT_LOG_LEGACY "AUDIT_LOG" /* read-only legacy partition */
@@ -82,6 +86,11 @@ const char *key_threat_legacy_pk(struct key *k, const char *brand_id); /* THREAT
 const char *key_alert_sk(struct key *k, const char *timestamp, const char *type,
                          const char *alert_id);
 const char *key_threat_gsi1sk(struct key *k, const char *write_time, const char *alert_id);
+/* GSI1SK range bounds over the alerts of a BRAND# index partition:
+ * THREAT#<write time> (sorts before every alert written at or after it)
+ * and THREAT#~ (after every alert; '~' sorts after every id character). */
+const char *key_threat_gsi1sk_lo(struct key *k, const char *write_time);
+const char *key_threat_gsi1sk_hi(struct key *k);
 /* Ops log: PK OPS_LOG#<YYYY-MM-DD>, SK <timestamp>#<agent>#<id>, GSI1PK OPS_LOG,
  * GSI1SK <timestamp>. */
 const char *key_opslog_pk(struct key *k, const char *timestamp);
@@ -125,6 +134,8 @@ int key_parse_scan_sk(const char *sk, char ts[25]);
 int key_parse_threat_pk(const char *pk, char *brand, size_t n, char month[8]);
 /* ALERT#<ts>#<type>#<id> (legacy ALERT#<ts>[#<type>]: missing parts ""). */
 int key_parse_alert_sk(const char *sk, char ts[25], char *type, size_t tn, char *id, size_t idn);
+/* THREAT#<write time>#<alertId> -> write time (at most 24 chars) and id. */
+int key_parse_threat_gsi1sk(const char *sk, char wt[25], char *id, size_t idn);
 /* OPS_LOG#<day> -> day. */
 int key_parse_opslog_pk(const char *pk, char day[11]);
 

@@ -2,8 +2,11 @@
  * consumer.c - the stream detector's batch loop (see consumer.h).
  *
  * One call of detector_run_once():
- *   1. reads the reader's checkpoint and up to `span` records after it
- *      (span = the batch size, smaller while bisecting);
+ *   1. reads the reader's checkpoint and looks at up to `span` records
+ *      after it (span = the batch size, smaller while bisecting); the
+ *      store returns only scan and event inserts (the rest, half of it
+ *      the detector's own writes, is skipped unparsed and counted as
+ *      ignored), and the checkpoint moves past everything looked at;
  *   2. opens a store batch, feeds the records to a det_proc (process.c),
  *      flushes its write set and the new checkpoint, and commits;
  *   3. on failure aborts the batch (nothing of it is written) and either
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/keys.h"
 #include "core/timeutil.h"
 #include "detect/dlq.h"
 #include "detect/process.h"
@@ -135,10 +139,23 @@ static void backoff(struct detector *d)
     d->retry_at_ms = time_mono_ms() + (int64_t)(scaled(s) * 1000.0 + 0.5);
 }
 
-/* Runs one batch over recs[0..n) in a store batch.  On success fills
+/* The records det_record_wanted() accepts, as a stream filter: the
+ * store skips everything else (the detector's own alerts, ops-log entries,
+ * DETSTATE items ...) without parsing it.  Skipped records count as
+ * ignored; the checkpoint moves past them with the batch. */
+static const char *const wanted_sk[] = {KEY_PFX_SCAN, KEY_PFX_EVENT};
+static const struct stream_filter wanted_filter = {
+    .kinds = STREAM_KIND_BIT(STORE_INSERT),
+    .pk_prefix = KEY_PFX_PRODUCT,
+    .sk_prefixes = wanted_sk,
+    .nsk = sizeof(wanted_sk) / sizeof(wanted_sk[0]),
+};
+
+/* Runs one batch over the records after..last (of which recs[0..n) are
+ * the wanted ones; n may be 0) in a store batch.  On success fills
  * *counts and returns 0; on error nothing is written. */
-static int try_batch(struct detector *d, const struct stream_record *recs, size_t n,
-                     struct det_proc_counts *counts)
+static int try_batch(struct detector *d, uint64_t after, uint64_t last,
+                     const struct stream_record *recs, size_t n, struct det_proc_counts *counts)
 {
     struct det_proc_cfg pc = {
         .s = d->s,
@@ -157,9 +174,9 @@ static int try_batch(struct detector *d, const struct stream_record *recs, size_
     for (size_t i = 0; !rc && i < n; i++)
         rc = det_proc_add(p, &recs[i]);
     if (!rc)
-        rc = det_proc_flush(p, recs[n - 1].seq);
+        rc = det_proc_flush(p, last);
     if (!rc && d->fault)
-        rc = d->fault(d->fault_arg, recs[0].seq, recs[n - 1].seq);
+        rc = d->fault(d->fault_arg, after + 1, last);
     if (!rc)
         rc = store_batch_commit(d->s);
     else
@@ -199,27 +216,47 @@ static int park(struct detector *d, const struct stream_record *r, int err)
     return rc;
 }
 
-static void account(struct detector *d, const struct stream_record *recs, size_t n,
+/* Counts a committed batch of `examined` records (the n the filter let
+ * through, plus the skipped ones, which count as ignored) up to last. */
+static void account(struct detector *d, uint64_t last, size_t n, size_t examined,
                     const struct det_proc_counts *c, int64_t t0_us)
 {
     d->st.batches++;
-    d->st.records += n;
+    d->st.records += examined;
     d->st.scans += c->scans;
     d->st.events += c->events;
-    d->st.ignored += c->ignored;
+    d->st.ignored += c->ignored + (examined - n);
     d->st.alerts_created += c->alerts_created;
     d->st.alerts_updated += c->alerts_updated;
     d->st.opslog += c->opslog;
     d->st.dlq_parked += c->parked;
-    d->st.checkpoint = recs[n - 1].seq;
+    d->st.checkpoint = last;
     d->st.last_batch_us = (uint64_t)(time_mono_us() - t0_us);
+}
+
+/* Parks the lone record after..last (already read as recs[0..n) when it
+ * was wanted; a skipped one is read again, unfiltered). */
+static int park_lone(struct detector *d, uint64_t after, const struct stream_record *recs, size_t n,
+                     int err)
+{
+    struct stream_record *one = NULL;
+    size_t k = 0;
+    int rc;
+
+    if (n == 1)
+        return park(d, &recs[0], err);
+    rc = store_stream_read(d->s, after, 1, &one, &k);
+    if (!rc)
+        rc = k == 1 ? park(d, &one[0], err) : ERR_CONFLICT;
+    store_stream_free(one, k);
+    return rc;
 }
 
 static int run_once(struct detector *d, size_t *processed)
 {
     struct stream_record *recs = NULL;
-    size_t n = 0;
-    uint64_t cp = 0;
+    size_t n = 0, examined = 0;
+    uint64_t cp = 0, last = 0;
     int rc;
 
     if (d->retry_at_ms && time_mono_ms() < d->retry_at_ms)
@@ -232,17 +269,20 @@ static int run_once(struct detector *d, size_t *processed)
         struct det_proc_counts counts = {0};
         int64_t t0 = time_mono_us();
 
-        rc = store_stream_read(d->s, cp, d->span, &recs, &n);
+        rc = store_stream_read_filtered(d->s, cp, d->span, &wanted_filter, &recs, &n, &last,
+                                        &examined);
         if (rc) {
             d->st.errors++;
             goto fail;
         }
-        if (n == 0) {
+        if (examined == 0) {
             d->failures = 0;
             goto out;
         }
-        if (d->cfg.batch_window_s > 0 && n < d->cfg.batch_size && d->span == d->cfg.batch_size) {
-            /* Record times come from the store's (wall) clock. */
+        if (d->cfg.batch_window_s > 0 && n > 0 && examined < d->cfg.batch_size &&
+            d->span == d->cfg.batch_size) {
+            /* Record times come from the store's (wall) clock.  Skipped
+             * records need no waiting: only the oldest wanted one counts. */
             int64_t age = time_now_ms() - recs[0].ts_ms;
             int64_t window = (int64_t)(scaled(d->cfg.batch_window_s) * 1000.0);
             if (age >= 0 && age < window) {
@@ -250,26 +290,26 @@ static int run_once(struct detector *d, size_t *processed)
                 goto out;
             }
         }
-        rc = try_batch(d, recs, n, &counts);
+        rc = try_batch(d, cp, last, recs, n, &counts);
         if (!rc) {
-            account(d, recs, n, &counts, t0);
+            account(d, last, n, examined, &counts, t0);
             d->attempts = 0;
             d->failures = 0;
-            if (recs[n - 1].seq >= d->suspect_until)
+            if (last >= d->suspect_until)
                 d->span = d->cfg.batch_size;
             else if (d->span < d->cfg.batch_size)
                 d->span = d->span * 2 > d->cfg.batch_size ? d->cfg.batch_size : d->span * 2;
-            *processed = n;
+            *processed = examined;
             goto out;
         }
         d->st.errors++;
         if (transient(rc))
             goto fail;
-        if (n > 1) {
+        if (examined > 1) {
             /* Bisect: retry the first half now. */
-            if (recs[n - 1].seq > d->suspect_until)
-                d->suspect_until = recs[n - 1].seq;
-            d->span = n / 2;
+            if (last > d->suspect_until)
+                d->suspect_until = last;
+            d->span = examined / 2;
             d->attempts = 0;
             d->st.bisections++;
             store_stream_free(recs, n);
@@ -279,11 +319,11 @@ static int run_once(struct detector *d, size_t *processed)
         }
         d->attempts++;
         if (d->attempts >= d->cfg.max_attempts) {
-            rc = park(d, &recs[0], rc);
+            rc = park_lone(d, cp, recs, n, rc);
             if (!rc) {
                 d->st.dlq_parked++;
                 d->st.records++;
-                d->st.checkpoint = recs[0].seq;
+                d->st.checkpoint = last;
                 d->attempts = 0;
                 d->failures = 0;
                 *processed = 1;

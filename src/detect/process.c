@@ -39,6 +39,7 @@
 #include "detect/classify.h"
 #include "detect/dlq.h"
 #include "detect/state.h"
+#include "detect/wset.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -58,6 +59,8 @@ struct det_product {
     struct det_claim claim;
     bool state_loaded, state_dirty;
     struct det_state state;
+    char *mark_loaded; /* collect mode: stored detPos, NULL if none */
+    char *mark_new;    /* collect mode: position of the last record applied */
 };
 
 /* Hits on an existing alert are folded here and applied to its item
@@ -95,6 +98,7 @@ struct det_proc {
     size_t nbrands, capbrands;
     cJSON *puts; /* ops-log and DLQ items */
     struct det_proc_counts counts;
+    const char *cur_pos; /* collect mode: position of the record being added */
 };
 
 /* ---------- small helpers ---------- */
@@ -157,6 +161,8 @@ void det_proc_free(struct det_proc *p)
     for (size_t i = 0; i < p->nprods; i++) {
         free(p->prods[i]->pid);
         free(p->prods[i]->brand_id);
+        free(p->prods[i]->mark_loaded);
+        free(p->prods[i]->mark_new);
         free(p->prods[i]);
     }
     free(p->prods);
@@ -200,21 +206,37 @@ static int park(struct det_proc *p, const struct stream_record *r, const char *w
 
 /* ---------- per-product context ---------- */
 
-/* Reads META: brandId and createdAt. */
+/* Reads META: brandId and createdAt.  A one-item query projected on the
+ * two attributes, so the rest of the product is never parsed; like a
+ * strongly consistent get, it sees the live item or none. */
 static int product_load_meta(struct det_proc *p, struct det_product *pr)
 {
+    static const char *const attrs[] = {"brandId", "createdAt"};
     struct key pk, bpk;
-    cJSON *meta = NULL;
+    struct store_result res = {0};
+    const cJSON *meta;
     const char *brand, *created;
     int rc;
 
     if (!key_product_pk(&pk, pr->pid))
         return ERR_INVALID;
-    rc = store_get(p->cfg.s, pk.s, KEY_SK_META, true, &meta);
-    if (rc == ERR_NOTFOUND)
-        return 0; /* pr->exists stays false */
+    struct store_query q = {.index = STORE_INDEX_TABLE,
+                            .pk = pk.s,
+                            .sk_op = STORE_SK_EQ,
+                            .sk = KEY_SK_META,
+                            .limit = 1,
+                            .forward = true,
+                            .consistent = true,
+                            .project = attrs,
+                            .nproject = 2};
+    rc = store_query(p->cfg.s, &q, &res);
     if (rc)
         return rc;
+    meta = cJSON_GetArrayItem(res.items, 0);
+    if (!meta) {
+        store_result_free(&res);
+        return 0; /* pr->exists stays false */
+    }
     brand = str_attr(meta, "brandId");
     /* Never file an alert under an invented brand ([D51]). */
     if (brand && key_brand_pk(&bpk, brand)) {
@@ -223,7 +245,7 @@ static int product_load_meta(struct det_proc *p, struct det_product *pr)
         created = str_attr(meta, "createdAt");
         pr->has_created = created && !time_parse_iso(created, &pr->created_ms);
     }
-    cJSON_Delete(meta);
+    store_result_free(&res);
     return 0;
 }
 
@@ -242,7 +264,10 @@ static int product_load_state(struct det_proc *p, struct det_product *pr)
         det_state_init(&pr->state);
         rc = 0;
     } else if (!rc) {
+        const char *mark = str_attr(item, "detPos");
         det_state_from_item(&pr->state, item);
+        if (mark && strlen(mark) <= DET_POS_MAX)
+            pr->mark_loaded = xstrdup(mark);
     }
     cJSON_Delete(item);
     if (!rc)
@@ -580,6 +605,25 @@ static int emit(struct det_proc *p, struct det_product *pr, const struct det_ori
 
 /* ---------- records ---------- */
 
+/* Collect mode: true (and counted) when the product's stored state
+ * already holds the record being added. */
+static bool replayed(struct det_proc *p, const struct det_product *pr)
+{
+    if (!p->cur_pos || !pr->mark_loaded || !det_pos_covers(pr->mark_loaded, p->cur_pos))
+        return false;
+    p->counts.replayed++;
+    return true;
+}
+
+/* Collect mode: the product's state now includes the record. */
+static void mark_applied(struct det_proc *p, struct det_product *pr)
+{
+    if (!p->cur_pos)
+        return;
+    free(pr->mark_new);
+    pr->mark_new = xstrdup(p->cur_pos);
+}
+
 /* The record's timestamp: the image's when canonical, else the key's. */
 static const char *record_time(const cJSON *img, const char *key_ts, int64_t *ms)
 {
@@ -624,6 +668,8 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
         rc = product_load_claim(p, pr);
     if (rc)
         return rc;
+    if (replayed(p, pr))
+        return 0;
     p->counts.scans++;
 
     det_state_add_scan(&pr->state, sc.ts_ms, sc.country);
@@ -652,6 +698,8 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
                             .trigger = "scan_event"};
     for (unsigned i = 0; !rc && i < n; i++)
         rc = emit(p, pr, &o, &hits[i], fired, i);
+    if (!rc)
+        mark_applied(p, pr);
     return rc;
 }
 
@@ -741,6 +789,8 @@ static int add_event(struct det_proc *p, const struct stream_record *r, const ch
     rc = product_load_state(p, pr);
     if (rc)
         return rc;
+    if (replayed(p, pr))
+        return 0;
     p->counts.events++;
 
     if (pr->state.has_event && ev.seq && ev.seq <= pr->state.last_event.seq)
@@ -766,6 +816,7 @@ static int add_event(struct det_proc *p, const struct stream_record *r, const ch
     if (!rc) {
         det_state_set_event(&pr->state, &ev);
         pr->state_dirty = true;
+        mark_applied(p, pr);
     }
     return rc;
 }
@@ -789,14 +840,14 @@ int det_proc_add(struct det_proc *p, const struct stream_record *r)
 
 /* ---------- flush ---------- */
 
-static int put_dedup(struct det_proc *p, const struct det_alert *a)
+/* The dedup item of a new alert (NULL when the key would be too long). */
+static cJSON *dedup_item(const struct det_alert *a)
 {
     struct key pk;
     cJSON *it;
-    int rc;
 
     if (!key_product_pk(&pk, a->pid))
-        return ERR_INVALID;
+        return NULL;
     it = cJSON_CreateObject();
     cJSON_AddStringToObject(it, "PK", pk.s);
     cJSON_AddStringToObject(it, "SK", a->dedup_sk);
@@ -806,6 +857,16 @@ static int put_dedup(struct det_proc *p, const struct det_alert *a)
     cJSON_AddStringToObject(it, "alertId", str_attr(a->item, "alertId"));
     cJSON_AddStringToObject(it, "alertPK", str_attr(a->item, "PK"));
     cJSON_AddStringToObject(it, "alertSK", str_attr(a->item, "SK"));
+    return it;
+}
+
+static int put_dedup(struct det_proc *p, const struct det_alert *a)
+{
+    cJSON *it = dedup_item(a);
+    int rc;
+
+    if (!it)
+        return ERR_INVALID;
     /* Unconditional: a dedup item whose alert vanished is replaced. */
     rc = store_put(p->cfg.s, it, NULL);
     cJSON_Delete(it);
@@ -858,5 +919,122 @@ int det_proc_flush(struct det_proc *p, uint64_t last_seq)
     }
     if (!rc)
         rc = store_checkpoint_set(p->cfg.s, p->cfg.reader, last_seq);
+    return rc;
+}
+
+/* ---------- collect mode ---------- */
+
+bool det_pos_format(char *out, const char *shard, const char *seq)
+{
+    size_t ns = seq ? strlen(seq) : 0, nh = shard ? strlen(shard) : 0;
+
+    if (ns == 0 || ns > DET_POS_SEQ_DIGITS || nh == 0 || nh > 128)
+        return false;
+    for (size_t i = 0; i < ns; i++)
+        if (seq[i] < '0' || seq[i] > '9')
+            return false;
+    memset(out, '0', DET_POS_SEQ_DIGITS - ns);
+    memcpy(out + DET_POS_SEQ_DIGITS - ns, seq, ns);
+    out[DET_POS_SEQ_DIGITS] = '@';
+    memcpy(out + DET_POS_SEQ_DIGITS + 1, shard, nh + 1);
+    return true;
+}
+
+bool det_pos_covers(const char *stored, const char *pos)
+{
+    size_t ns = strlen(stored), np = strlen(pos);
+
+    if (ns <= DET_POS_SEQ_DIGITS || np <= DET_POS_SEQ_DIGITS || stored[DET_POS_SEQ_DIGITS] != '@' ||
+        pos[DET_POS_SEQ_DIGITS] != '@')
+        return false;
+    if (strcmp(stored + DET_POS_SEQ_DIGITS, pos + DET_POS_SEQ_DIGITS) != 0)
+        return false; /* another shard */
+    return memcmp(stored, pos, DET_POS_SEQ_DIGITS) >= 0;
+}
+
+int det_proc_add_at(struct det_proc *p, const struct stream_record *r, const char *pos)
+{
+    int rc;
+
+    p->cur_pos = pos;
+    rc = det_proc_add(p, r);
+    p->cur_pos = NULL;
+    return rc;
+}
+
+/* The product's unit: state, alerts, dedup items, brand increment. */
+static int collect_product(struct det_proc *p, struct det_product *pr, struct wset *ws)
+{
+    size_t created = 0;
+    bool any = pr->state_dirty;
+    struct key bpk;
+    int rc = 0;
+
+    for (size_t i = 0; i < p->nalerts && !any; i++)
+        any = p->alerts[i]->dirty && strcmp(p->alerts[i]->pid, pr->pid) == 0;
+    if (!any)
+        return 0;
+    wset_unit(ws, WSET_ATOMIC);
+    if (pr->state_dirty) {
+        cJSON *it = det_state_to_item(&pr->state, pr->pid);
+        struct store_cond cond = {0};
+        cJSON *old = NULL;
+
+        if (!it)
+            return ERR_INVALID;
+        if (pr->mark_new) {
+            cJSON_AddStringToObject(it, "detPos", pr->mark_new);
+            /* Optimistic: nobody else moved the state since we read it. */
+            if (pr->mark_loaded) {
+                old = cJSON_CreateString(pr->mark_loaded);
+                cond =
+                    (struct store_cond){.kind = STORE_COND_ATTR_EQ, .attr = "detPos", .value = old};
+            } else {
+                cond = (struct store_cond){.kind = STORE_COND_ATTR_NOT_EXISTS, .attr = "detPos"};
+            }
+        }
+        rc = wset_put(ws, it, &cond);
+        cJSON_Delete(old);
+    }
+    for (size_t i = 0; !rc && i < p->nalerts; i++) {
+        struct det_alert *a = p->alerts[i];
+        struct store_cond absent = {.kind = STORE_COND_NOT_EXISTS};
+        cJSON *dd;
+
+        if (!a->dirty || strcmp(a->pid, pr->pid) != 0)
+            continue;
+        rc = alert_apply(p, a);
+        if (!rc)
+            rc = wset_put(ws, cJSON_Duplicate(a->item, true), a->is_new ? &absent : NULL);
+        if (rc || !a->is_new)
+            continue;
+        dd = dedup_item(a);
+        rc = dd ? wset_put(ws, dd, NULL) : ERR_INVALID;
+        created++;
+    }
+    if (!rc && created) {
+        if (!key_brand_pk(&bpk, pr->brand_id))
+            return ERR_INVALID;
+        wset_add(ws, bpk.s, KEY_SK_STATS, "threatCount", (double)created);
+    }
+    return rc;
+}
+
+int det_proc_collect(struct det_proc *p, struct wset *ws)
+{
+    cJSON *it;
+    int rc = 0;
+
+    for (size_t i = 0; !rc && i < p->nprods; i++)
+        rc = collect_product(p, p->prods[i], ws);
+    p->counts.brands = p->nbrands;
+    while (!rc && (it = cJSON_DetachItemFromArray(p->puts, 0)) != NULL) {
+        const cJSON *pk = cJSON_GetObjectItemCaseSensitive(it, "PK");
+        bool dead = cJSON_IsString(pk) && key_after(pk->valuestring, "DLQ#");
+        /* Dead letters are keyed by the time they were parked: only the
+         * checkpoint's transaction writes them exactly once. */
+        wset_unit(ws, dead ? WSET_LAST : WSET_FREE);
+        rc = wset_put(ws, it, NULL);
+    }
     return rc;
 }

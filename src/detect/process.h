@@ -42,7 +42,8 @@ struct det_proc_cfg {
 struct det_proc_counts {
     size_t scans, events, ignored, parked;
     size_t alerts_created, alerts_updated, opslog;
-    size_t brands; /* STATS items updated */
+    size_t brands;   /* STATS items updated */
+    size_t replayed; /* records whose effects the product's state already holds (collect mode) */
 };
 
 /* A new, empty batch.  cfg is copied (its strings are borrowed). */
@@ -68,5 +69,47 @@ int det_proc_add(struct det_proc *p, const struct stream_record *r);
 int det_proc_flush(struct det_proc *p, uint64_t last_seq);
 
 void det_proc_get_counts(const struct det_proc *p, struct det_proc_counts *out);
+
+/* ---------- collecting mode (the DynamoDB Streams detector) ----------
+ *
+ * On DynamoDB a batch's effects cannot commit in one transaction, so a
+ * crash may leave part of them written.  In this mode every record comes
+ * with its stream position and each product's window state item records
+ * the position of the last record folded into it (attribute "detPos"); a
+ * record the stored state already covers is skipped (a replay), and the
+ * state is written on the condition that its detPos is still the one
+ * read, together with the product's alerts, dedup items and brand
+ * counter increment (one atomic unit, see detect/wset.h).
+ */
+
+struct wset;
+
+/* Digits of the sequence number in a position. */
+#define DET_POS_SEQ_DIGITS 40
+/* Longest position text (sequence, '@', shard id of up to 128 bytes). */
+#define DET_POS_MAX (DET_POS_SEQ_DIGITS + 1 + 128)
+
+/* Formats the position "<seq zero-padded to 40 digits>@<shard>" into out
+ * (DET_POS_MAX + 1 bytes).  Returns false when seq is not 1..40 decimal
+ * digits or the shard id is empty or longer than 128 bytes. */
+bool det_pos_format(char *out, const char *shard, const char *seq);
+/* True when the stored position covers pos: the same shard and a
+ * sequence number at least as high. */
+bool det_pos_covers(const char *stored, const char *pos);
+
+/* det_proc_add() for a record at stream position pos (det_pos_format). */
+int det_proc_add_at(struct det_proc *p, const struct stream_record *r, const char *pos);
+
+/*
+ * Moves the batch's write set into ws instead of writing it: per product
+ * one WSET_ATOMIC unit (window state with its detPos condition, alerts
+ * with new ones conditional on their absence, new dedup items, the
+ * brand's threatCount increment), ops-log entries as WSET_FREE writes
+ * (their keys are a function of the record: replays rewrite them) and
+ * dead letters in WSET_LAST.  The checkpoint is the caller's.  Call at
+ * most once, instead of det_proc_flush().  On error returns a negative
+ * ERR_* (ws may hold part of the writes: discard it).
+ */
+int det_proc_collect(struct det_proc *p, struct wset *ws);
 
 #endif

@@ -24,8 +24,10 @@
 struct ddb_http;
 
 struct ddb_http_config {
-    const char *endpoint;         /* NULL: AWS_ENDPOINT_URL_DYNAMODB, else https://dynamodb.<region>.amazonaws.com */
-    const char *streams_endpoint; /* NULL: same host rule with "streams.dynamodb." (or endpoint when it was given) */
+    const char *endpoint;         /* NULL: AWS_ENDPOINT_URL_DYNAMODB, else
+                                     https://dynamodb.<region>.amazonaws.com */
+    const char *streams_endpoint; /* NULL: same host rule with "streams.dynamodb." (or endpoint when
+                                     it was given) */
     const char *region;           /* NULL: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1 */
     const char *profile;          /* NULL: AWS_PROFILE, else "default" (shared credentials file) */
     int max_retries;              /* 0 -> 8 attempts after the first */
@@ -34,8 +36,8 @@ struct ddb_http_config {
 
 /* The error of a failed call. */
 struct ddb_error {
-    int http_status;   /* 0: transport error */
-    char type[96];     /* "ConditionalCheckFailedException", "ThrottlingException", ... ("" if none) */
+    int http_status; /* 0: transport error */
+    char type[96]; /* "ConditionalCheckFailedException", "ThrottlingException", ... ("" if none) */
     char message[256];
     bool retryable;
 };
@@ -81,5 +83,15 @@ struct ddb_http_stats {
     double consumed_wcu, consumed_rcu;
 };
 void ddb_http_stats(const struct ddb_http *h, struct ddb_http_stats *out);
+
+/* Classifies a failed call from e->http_status (0: transport error) and
+ * e->type, with the error body (may be NULL; TransactionCanceledException
+ * looks at its CancellationReasons).  Sets e->retryable and returns the
+ * ERR_* that ddb_call reports for it (before retries run out). */
+int ddb_error_classify(struct ddb_error *e, const cJSON *body);
+
+/* The full-jitter delay before retry number attempt (0-based), unscaled
+ * seconds: u (uniform in [0, 1]) times min(5 s, 0.05 s * 2^attempt). */
+double ddb_backoff_delay(int attempt, double u);
 
 #endif

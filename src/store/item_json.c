@@ -153,12 +153,43 @@ static const struct {
     {"registeredBy", 12},
 };
 
-/* The interned copy of the unescaped key s[0..n), or NULL. */
+/* COMMON_KEYS by length: 1-based indices, 0-terminated.  Keep it in step
+ * with the table above (the assertion below notices a new entry; a key
+ * left out here is merely not interned). */
+#define COMMON_KEY_LEN_MAX 16
+static const unsigned char COMMON_BY_LEN[COMMON_KEY_LEN_MAX + 1][12] = {
+    {0},
+    {0},
+    {1, 2, 10, 52},
+    {5, 18, 38, 58},
+    {12, 17, 23, 32, 36, 56},
+    {33, 46, 51, 62},
+    {3, 4, 14, 15, 25, 43, 53, 57, 59, 69},
+    {7, 11, 39, 41, 48, 55, 63},
+    {19, 21, 26, 34, 40, 42, 47, 54},
+    {6, 8, 9, 13, 24, 27, 28, 29, 49, 68, 70},
+    {44, 65},
+    {16, 20, 31, 35, 64},
+    {30, 37, 45, 50, 67, 71},
+    {60, 61},
+    {66},
+    {0},
+    {22},
+};
+
+_Static_assert(sizeof COMMON_KEYS / sizeof COMMON_KEYS[0] == 71, "update COMMON_BY_LEN");
+
+/* The interned copy of the unescaped key s[0..n), or NULL.  Only the
+ * entries of the same length are compared, first byte first. */
 static const char *common_key(const char *s, size_t n)
 {
-    for (size_t i = 0; i < sizeof COMMON_KEYS / sizeof COMMON_KEYS[0]; i++)
-        if (COMMON_KEYS[i].n == n && memcmp(COMMON_KEYS[i].s, s, n) == 0)
-            return COMMON_KEYS[i].s;
+    if (n == 0 || n > COMMON_KEY_LEN_MAX)
+        return NULL;
+    for (const unsigned char *i = COMMON_BY_LEN[n]; *i; i++) {
+        const char *k = COMMON_KEYS[*i - 1].s;
+        if (k[0] == s[0] && memcmp(k + 1, s + 1, n - 1) == 0)
+            return k;
+    }
     return NULL;
 }
 
@@ -171,6 +202,34 @@ static const bool STR_SPECIAL[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
+/*
+ * The end of the plain run starting at q: the first quote, backslash or
+ * control byte, or end.  Eight bytes at a time: per byte lane, the usual
+ * "has a zero byte" test on x ^ '"' and x ^ '\\', and "is below 0x20" on
+ * x itself.  A borrow can only flag lanes above a real match, so the
+ * lowest flagged lane (the first byte in memory) is always a real one.
+ */
+static const char *plain_end(const char *q, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    while (end - q >= 8) {
+        uint64_t x, qt, bs, t;
+        memcpy(&x, q, 8);
+        qt = x ^ (ones * '"');
+        bs = x ^ (ones * '\\');
+        t = ((qt - ones) & ~qt) | ((bs - ones) & ~bs) | ((x - ones * 0x20) & ~x);
+        t &= highs;
+        if (t)
+            return q + (__builtin_ctzll(t) >> 3);
+        q += 8;
+    }
+#endif
+    while (q < end && !STR_SPECIAL[(unsigned char)*q])
+        q++;
+    return q;
+}
+
 /* Reads a string at r->p (on the opening quote) into a new cJSON_malloc'd
  * C string; NULL on anything unexpected. */
 static char *read_string(struct rd *r)
@@ -179,9 +238,7 @@ static char *read_string(struct rd *r)
     bool esc = false;
     char *out, *o;
     for (;;) {
-        /* One table probe per byte: most bytes are ordinary. */
-        while (q < r->end && !STR_SPECIAL[(unsigned char)*q])
-            q++;
+        q = plain_end(q, r->end);
         if (q >= r->end || (unsigned char)*q < 0x20)
             return NULL;
         if (*q == '"')
@@ -589,4 +646,87 @@ slow:
             cJSON_Delete(cJSON_DetachItemViaPointer(obj, m));
     }
     return obj;
+}
+
+/* The slow path of item_json_attr_str: the projected tree. */
+static int attr_str_slow(const char *text, size_t len, const char *attr, const char **val,
+                         size_t *vlen, char **scratch)
+{
+    cJSON *obj = item_json_project(text, len, &attr, 1);
+    const cJSON *v;
+    int rc = 0;
+
+    if (!obj)
+        return -1;
+    v = cJSON_GetObjectItemCaseSensitive(obj, attr);
+    if (cJSON_IsString(v)) {
+        size_t n = strlen(v->valuestring);
+        *scratch = cJSON_malloc(n + 1);
+        if (!*scratch) {
+            rc = -1;
+        } else {
+            memcpy(*scratch, v->valuestring, n + 1);
+            *val = *scratch;
+            *vlen = n;
+            rc = 1;
+        }
+    }
+    cJSON_Delete(obj);
+    return rc;
+}
+
+int item_json_attr_str(const char *text, size_t len, const char *attr, const char **val,
+                       size_t *vlen, char **scratch)
+{
+    struct rd r = {text, text + len, 0};
+    size_t an = strlen(attr);
+
+    *val = NULL;
+    *vlen = 0;
+    *scratch = NULL;
+    if (len < 2 || text[0] != '{')
+        goto slow;
+    r.p++;
+    if (*r.p == '}' && r.p + 1 == r.end)
+        return 0;
+    for (;;) {
+        if (r.p >= r.end || *r.p != '"')
+            goto slow;
+        const char *k0 = r.p + 1, *kq = k0;
+        while (kq < r.end && !STR_SPECIAL[(unsigned char)*kq])
+            kq++;
+        if (kq >= r.end || *kq != '"' || kq + 1 >= r.end || kq[1] != ':')
+            goto slow;
+        r.p = kq + 2;
+        if ((size_t)(kq - k0) == an && memcmp(k0, attr, an) == 0) {
+            if (r.p < r.end && *r.p == '"') {
+                const char *s = r.p + 1, *q = s;
+                while (q < r.end && !STR_SPECIAL[(unsigned char)*q])
+                    q++;
+                if (q >= r.end || *q != '"')
+                    goto slow; /* escapes or controls: let the parser judge */
+                *val = s;
+                *vlen = (size_t)(q - s);
+                return 1;
+            }
+            /* The first member of that name decides (as cJSON's lookup
+             * does); the rest of the body is not looked at. */
+            if (!skip_value(&r))
+                goto slow;
+            return 0;
+        }
+        if (!skip_value(&r) || r.p >= r.end)
+            goto slow;
+        if (*r.p == ',') {
+            r.p++;
+            continue;
+        }
+        if (*r.p == '}' && r.p + 1 == r.end)
+            return 0;
+        goto slow;
+    }
+slow:
+    *val = NULL;
+    *vlen = 0;
+    return attr_str_slow(text, len, attr, val, vlen, scratch);
 }

@@ -24,5 +24,15 @@ cJSON *item_json_parse(const char *text, size_t len);
  * members are skipped without being built.  NULL when the text is not a
  * JSON object. */
 cJSON *item_json_project(const char *text, size_t len, const char *const *attrs, size_t n);
+/* Finds the top-level string attribute attr of the object text[0..len)
+ * without building a tree.  Returns 1 with *val and *vlen set when it is a
+ * string (the unescaped text: *val points into text, or, for a value
+ * with escapes, into *scratch, a cJSON_malloc'd copy the caller frees
+ * with cJSON_free; *scratch is NULL otherwise), 0 when the object has no
+ * such attribute or it is not a string, -1 when text is not a JSON
+ * object.  Agrees with item_json_project's result for well-formed text;
+ * the members after the first one named attr are not checked. */
+int item_json_attr_str(const char *text, size_t len, const char *attr, const char **val,
+                       size_t *vlen, char **scratch);
 
 #endif

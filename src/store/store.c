@@ -89,6 +89,11 @@ void store_get_stats(const struct store *s, struct store_stats *out)
     *out = s->stats;
 }
 
+bool store_has_stream(const struct store *s)
+{
+    return !s->ops->no_stream;
+}
+
 const char *store_driver_name(const struct store *s)
 {
     return s->ops->name;
@@ -651,6 +656,8 @@ static int check_query(const struct store_query *q)
         return ERR_INVALID;
     if (q->index != STORE_INDEX_TABLE && q->index != STORE_INDEX_GSI1)
         return ERR_INVALID;
+    if (q->visit && (!q->visit_attr || !*q->visit_attr || q->count_only))
+        return ERR_INVALID;
     switch (q->sk_op) {
     case STORE_SK_ANY:
         return 0;
@@ -668,6 +675,37 @@ static int check_query(const struct store_query *q)
         return key_ok(q->sk, STORE_SK_MAX, true) ? 0 : ERR_INVALID;
     }
     return ERR_INVALID;
+}
+
+/* q->visit for drivers that do not do it themselves: a query projected
+ * on the visited attribute, whose items are handed to the visitor and
+ * dropped. */
+static int query_visit_emulated(struct store *s, const struct store_query *q,
+                                const struct store_cursor *cur, struct store_result *res,
+                                size_t *bytes)
+{
+    struct store_query pq = *q;
+    const char *attrs[1] = {q->visit_attr};
+    const cJSON *it;
+    int rc;
+
+    pq.visit = NULL;
+    pq.project = attrs;
+    pq.nproject = 1;
+    rc = s->ops->query(s, &pq, cur, res, bytes);
+    if (rc)
+        return rc;
+    cJSON_ArrayForEach(it, res->items)
+    {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, q->visit_attr);
+        if (cJSON_IsString(v))
+            q->visit(q->visit_arg, v->valuestring, strlen(v->valuestring));
+        else
+            q->visit(q->visit_arg, NULL, 0);
+    }
+    cJSON_Delete(res->items);
+    res->items = NULL;
+    return 0;
 }
 
 int store_query(struct store *s, const struct store_query *q, struct store_result *res)
@@ -698,7 +736,10 @@ int store_query(struct store *s, const struct store_query *q, struct store_resul
     rc = throttle_check(s, now_s, q->pk, 0, store_rcu(0, consistent));
     if (rc)
         goto out;
-    rc = s->ops->query(s, q, q->start ? &cur : NULL, res, &bytes);
+    if (q->visit && !s->ops->query_visits)
+        rc = query_visit_emulated(s, q, q->start ? &cur : NULL, res, &bytes);
+    else
+        rc = s->ops->query(s, q, q->start ? &cur : NULL, res, &bytes);
     if (rc) {
         store_result_free(res);
         goto out;

@@ -75,6 +75,28 @@ struct store_options {
  * and writes a message into err. */
 struct store *store_open_sqlite(const struct store_options *o, char *err, size_t errlen);
 void store_close(struct store *s);
+
+/* DynamoDB driver (store_dynamodb.c).  Endpoint, region and credentials
+ * as in store/ddb_http.h; the table must exist (`genuproof table create`).
+ * The driver has no change stream through this API (DynamoDB Streams is
+ * read by the Streams consumer instead) and group commit writes through. */
+struct store_dynamodb_options {
+    const char *endpoint; /* NULL: AWS_ENDPOINT_URL_DYNAMODB, else the region's */
+    const char *region;   /* NULL: AWS_REGION / AWS_DEFAULT_REGION / us-east-1 */
+    const char *table;    /* NULL: DYNAMODB_TABLE, else "authentik" */
+    const char *profile;  /* NULL: AWS_PROFILE, else "default" */
+    int max_retries;      /* 0 -> 8 */
+    long timeout_ms;      /* per attempt; 0 -> 10000 */
+    bool throttle;        /* the capacity emulation, as in store_options */
+    double throttle_wcu, throttle_rcu;
+};
+/* Opens the DynamoDB store and checks the table is reachable.  On error
+ * returns NULL and writes a message into err. */
+struct store *store_open_dynamodb(const struct store_dynamodb_options *o, char *err,
+                                  size_t errlen);
+/* False for drivers whose change stream cannot be read with
+ * store_stream_read (DynamoDB): callers then need another consumer. */
+bool store_has_stream(const struct store *s);
 const char *store_driver_name(const struct store *s);
 
 /* The store's clock (ms since the epoch): TTL expiry, stream timestamps
@@ -171,6 +193,16 @@ struct store_query {
      * for whole items, as DynamoDB does. */
     const char *const *project;
     size_t nproject;
+    /* Optional visitor (not a DynamoDB feature): when visit is set, the
+     * page's items are not built (res.items stays NULL); instead
+     * visit(visit_arg, value, len) runs once per item, in order, with the
+     * item's top-level string attribute visit_attr (value NULL, len 0
+     * when the item has none, or a non-string).  The value is valid only
+     * during the call.  Count, cursor and capacity are those of the same
+     * query without a visitor.  Not with count_only (ERR_INVALID). */
+    const char *visit_attr;
+    void (*visit)(void *visit_arg, const char *value, size_t len);
+    void *visit_arg;
 };
 
 struct store_result {

@@ -35,6 +35,9 @@ struct store_cursor {
  */
 struct store_ops {
     const char *name;
+    /* The driver's query honours q->visit itself; when false, store.c
+     * emulates it with a projection and the parsed items. */
+    bool query_visits;
     /* Frees the driver; store.c has already released the common part. */
     void (*close)(struct store *s);
     int (*get)(struct store *s, const char *pk, const char *sk, bool consistent, cJSON **out,
@@ -64,6 +67,9 @@ struct store_ops {
     int (*stream_trim)(struct store *s, int64_t cutoff_ms, size_t *trimmed);
     int (*purge_expired)(struct store *s, int64_t now_ms, size_t max, size_t *purged);
     int (*health)(struct store *s);
+    /* Set by drivers whose change stream is not read through this API
+     * (DynamoDB: DynamoDB Streams); store_has_stream() reports it. */
+    bool no_stream;
     /* Optional (NULL: store.c reads with stream_read and filters):
      * store_stream_read_filtered() without parsing skipped records. */
     int (*stream_read_filtered)(struct store *s, uint64_t after, size_t max,

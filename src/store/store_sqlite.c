@@ -800,7 +800,7 @@ static int sq_query(struct store *s, const struct store_query *qq, const struct 
         bind_text(st, 7, cur->pk);
         bind_text(st, 8, cur->sk);
     }
-    if (!qq->count_only)
+    if (!qq->count_only && !qq->visit)
         res->items = cJSON_CreateArray();
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         size_t size = (size_t)sqlite3_column_int64(st, 3);
@@ -809,7 +809,23 @@ static int sq_query(struct store *s, const struct store_query *qq, const struct 
             more = true;
             break;
         }
-        if (!qq->count_only) {
+        if (qq->visit) {
+            /* The visited attribute only: no tree, no allocation unless
+             * the value has escapes. */
+            const char *body = (const char *)sqlite3_column_text(st, 4);
+            size_t blen = (size_t)sqlite3_column_bytes(st, 4);
+            const char *val = NULL;
+            size_t vlen = 0;
+            char *scratch = NULL;
+            int found =
+                body ? item_json_attr_str(body, blen, qq->visit_attr, &val, &vlen, &scratch) : -1;
+            if (found < 0) {
+                rc = SQLITE_CORRUPT;
+                break;
+            }
+            qq->visit(qq->visit_arg, found ? val : NULL, found ? vlen : 0);
+            cJSON_free(scratch);
+        } else if (!qq->count_only) {
             const char *body = (const char *)sqlite3_column_text(st, 4);
             size_t blen = (size_t)sqlite3_column_bytes(st, 4);
             cJSON *item = !body          ? NULL
@@ -1183,6 +1199,7 @@ static void sq_close(struct store *s)
 
 static const struct store_ops sqlite_ops = {
     .name = "sqlite",
+    .query_visits = true,
     .close = sq_close,
     .get = sq_get,
     .put = sq_put,

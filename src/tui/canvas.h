@@ -73,6 +73,9 @@ const struct cell *canvas_cat(const struct canvas *c, int x, int y);
 
 /* Code point of a glyph in the canvas' mode. */
 uint32_t canvas_glyph(const struct canvas *c, enum glyph g);
+/* Sparkline level 0..7 (clamped): U+2581..U+2588, ASCII "_.,-=+*#".
+ * (Added by T3.) */
+uint32_t canvas_spark(const struct canvas *c, int level);
 /* Puts one code point (clipped). */
 void canvas_putc(struct canvas *c, int x, int y, uint32_t ch, enum theme_elem e);
 /* Fills a rectangle with ch. */

@@ -131,4 +131,25 @@ size_t model_unseen_critical(const struct model *m);
 enum sev sev_parse(const char *s);
 const char *sev_label(enum sev s); /* "CRIT" "HIGH" "MED" "LOW" */
 
+/* --- additions (T3) --- */
+/* Human label of an alert type ("Geo anomaly", "Burst", ...; else the
+ * type itself). */
+const char *model_type_label(const char *type);
+/* The selected visible row, NULL when none. */
+const struct threat_row *model_selected(const struct model *m);
+/* The last latencies of POLL_HEALTH replies, oldest first, into out;
+ * returns how many (at most max, at most 64 kept). */
+size_t model_health_latencies(const struct model *m, double *out, size_t max);
+/* Health view endpoint probes: the glue reports each probe by name
+ * (e.g. "GET /api/ready"); up to 16 names are kept, newest result each. */
+struct model_probe {
+    char name[64];
+    int status; /* HTTP status, 0 = transport error */
+    double latency_ms;
+    int64_t at_ms;
+};
+void model_probe(struct model *m, const char *name, int status, double latency_ms, int64_t now_ms);
+size_t model_probe_count(const struct model *m);
+const struct model_probe *model_probe_at(const struct model *m, size_t i);
+
 #endif

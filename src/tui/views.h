@@ -55,6 +55,8 @@ struct view_ctx {
     /* Ops */
     int ops_days;             /* 1..31 */
     size_t scroll;            /* first row of a scrolled list (Ops timeline, Heat, Health) */
+    /* Heat (added by T3) */
+    bool heat_reads;          /* r: share of 3,000 RCU/s instead of 1,000 WCU/s (w) */
 };
 
 const char *view_name(enum view_id v);  /* "Overview" "Feed" "Map" "Ops" "Chain" "Heat" "Health" */

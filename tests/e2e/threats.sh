@@ -118,11 +118,11 @@ check_json "stats: all resolved" '.unresolvedThreats == 0'
 TODAY=$(date -u +%F)
 req GET /api/ops-log
 check_status "ops-log -> 200" 200
-check_json "ops-log: keys" 'keys_unsorted == ["entries","stats","buckets"]'
+check_json "ops-log: keys" 'keys_unsorted == ["entries","stats","buckets","legacyFallback"]'
 check_json "ops-log: no entries yet" '.entries == []'
 check_json "ops-log: empty stats" '.stats == {"totalOperations":0,"agentBreakdown":{},"severityBreakdown":{},"attackVectorBreakdown":{},"avgLatencyMs":0,"avgConfidence":0,"geminiModel":"gemini-2.5-flash"}'
 check_json "ops-log: 7 day buckets by default" '(.buckets | length) == 7'
-check_json "ops-log: bucket keys" 'all(.buckets[]; keys_unsorted == ["date","pk","items","latencyMs"])'
+check_json "ops-log: bucket keys" 'all(.buckets[]; keys_unsorted == ["day","date","pk","items","latencyMs","status"])'
 check_json "ops-log: bucket pk matches date" 'all(.buckets[]; .pk == "OPS_LOG#" + .date and .items == 0 and (.latencyMs | type) == "number" and .latencyMs >= 0)'
 # The first bucket is today (or yesterday if the clock just passed midnight).
 check_json "ops-log: first bucket is today" ".buckets[0].date == \"$TODAY\" or .buckets[1].date == \"$TODAY\""

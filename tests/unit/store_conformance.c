@@ -169,6 +169,22 @@ static size_t stream_count(struct store *s, uint64_t after)
     return n;
 }
 
+/* Asserts the stream holds n records after `after`; drivers without a
+ * stream readable through the store (DynamoDB) skip the check. */
+static void assert_stream_count(struct store *s, uint64_t after, size_t n)
+{
+    if (store_has_stream(s))
+        assert_int_equal(stream_count(s, after), n);
+}
+
+/* Skips a test that is about the change stream or group-commit rollback
+ * on drivers that have neither (DynamoDB). */
+#define NEED_STREAM(c)                                                                             \
+    do {                                                                                           \
+        if (!store_has_stream((c)->s))                                                             \
+            skip();                                                                                \
+    } while (0)
+
 /* Runs a query and returns the concatenated SK (or GSI1SK+PK) of the
  * items, comma separated, following pages; *pages counts them. */
 static char *query_all(struct store *s, struct store_query q, int *pages)
@@ -786,7 +802,7 @@ static void t_transact_commit(void **state)
     assert_true(exists(c->s, "BRAND#b", "STATS"));
     assert_false(exists(c->s, "OLD", "1"));
     /* Three item writes, three records; the checkpoint makes none. */
-    assert_int_equal(stream_count(c->s, h), 3);
+    assert_stream_count(c->s, h, 3);
     uint64_t cp = 0;
     assert_int_equal(store_checkpoint_get(c->s, "detector", &cp), 0);
     assert_int_equal(cp, 7);
@@ -820,7 +836,7 @@ static void t_transact_rollback(void **state)
     assert_int_equal(attr_num(out, "n"), 5);
     cJSON_Delete(out);
     assert_int_equal(head_of(c->s), h);
-    assert_int_equal(stream_count(c->s, h), 0);
+    assert_stream_count(c->s, h, 0);
     uint64_t cp = 0;
     assert_int_equal(store_checkpoint_get(c->s, "r", &cp), 0);
     assert_int_equal(cp, 3);
@@ -839,7 +855,7 @@ static void t_transact_rollback(void **state)
     assert_int_equal(store_transact(c->s, w2, 2, &failed), 0);
     assert_true(exists(c->s, "PRODUCT#1", "META"));
     /* The check wrote nothing: one record for the put. */
-    assert_int_equal(stream_count(c->s, h), 1);
+    assert_stream_count(c->s, h, 1);
     cJSON_Delete(item);
     cJSON_Delete(item2);
 }
@@ -884,6 +900,7 @@ static void t_transact_limits(void **state)
 static void t_batch(void **state)
 {
     struct conf *c = *state;
+    NEED_STREAM(c);
     struct store_cond absent = {.kind = STORE_COND_NOT_EXISTS};
     struct store_stats st;
     cJSON *out = NULL;
@@ -1005,16 +1022,22 @@ static void t_ttl(void **state)
     assert_int_equal(put_json(c->s, buf, &absent), 0);
     struct stream_record *r = NULL;
     size_t n = 0;
-    assert_int_equal(store_stream_read(c->s, h0, 10, &r, &n), 0);
-    assert_int_equal(n, 1);
-    assert_int_equal(r[0].kind, STORE_INSERT);
-    store_stream_free(r, n);
+    if (store_has_stream(c->s)) {
+        assert_int_equal(store_stream_read(c->s, h0, 10, &r, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(r[0].kind, STORE_INSERT);
+        store_stream_free(r, n);
+    }
     struct store_action inc = {.kind = STORE_ACT_ADD, .attr = "n", .delta = 1};
     cJSON *img = NULL;
     assert_int_equal(store_update(c->s, "T", "soon", &inc, 1, NULL, &img), 0);
     assert_null(cJSON_GetObjectItemCaseSensitive(img, "ttl"));
     assert_int_equal(attr_num(img, "n"), 1);
     cJSON_Delete(img);
+    /* Purge removes the expired items with REMOVE records (DynamoDB
+     * purges on its own: its driver purges nothing). */
+    if (!store_has_stream(c->s))
+        return;
     /* Purge removes the expired items with REMOVE records. */
     uint64_t h = head_of(c->s);
     size_t purged = 99;
@@ -1044,6 +1067,7 @@ static void t_ttl(void **state)
 static void t_stream_order(void **state)
 {
     struct conf *c = *state;
+    NEED_STREAM(c);
     struct stream_record *r = NULL;
     size_t n = 0;
     uint64_t h0 = head_of(c->s);
@@ -1094,6 +1118,7 @@ static void t_stream_order(void **state)
 static void t_checkpoint_resume(void **state)
 {
     struct conf *c = *state;
+    NEED_STREAM(c);
     struct stream_record *r = NULL;
     size_t n = 0;
     uint64_t cp = 1;
@@ -1134,6 +1159,7 @@ static void t_checkpoint_resume(void **state)
 static void t_stream_trim(void **state)
 {
     struct conf *c = *state;
+    NEED_STREAM(c);
     size_t trimmed = 99;
     put_ok(c->s, "{\"PK\":\"R\",\"SK\":\"old1\"}");
     put_ok(c->s, "{\"PK\":\"R\",\"SK\":\"old2\"}");

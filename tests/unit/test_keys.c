@@ -165,6 +165,19 @@ static void test_parsers(void **state)
         key_parse_alert_sk("ALERT#" TS "#t#i#j", ts, type, sizeof type, aid, sizeof aid),
         ERR_INVALID);
 
+    assert_int_equal(
+        key_parse_threat_gsi1sk(key_threat_gsi1sk(&k, TS, "a1b2"), ts, aid, sizeof aid), 0);
+    assert_string_equal(ts, TS);
+    assert_string_equal(aid, "a1b2");
+    assert_int_equal(key_parse_threat_gsi1sk("THREAT#" TS, ts, aid, sizeof aid), ERR_INVALID);
+    assert_int_equal(key_parse_threat_gsi1sk("THREAT#" TS "#", ts, aid, sizeof aid), ERR_INVALID);
+    assert_int_equal(key_parse_threat_gsi1sk("THREAT#" TS "#a#b", ts, aid, sizeof aid),
+                     ERR_INVALID);
+    assert_int_equal(key_parse_threat_gsi1sk("PRODUCT#" TS "#a", ts, aid, sizeof aid), ERR_INVALID);
+    assert_string_equal(key_threat_gsi1sk_lo(&k, TS), "THREAT#" TS);
+    assert_null(key_threat_gsi1sk_lo(&k, "a#b"));
+    assert_string_equal(key_threat_gsi1sk_hi(&k), "THREAT#~");
+
     assert_int_equal(key_parse_opslog_pk(key_opslog_pk(&k, TS), day), 0);
     assert_string_equal(day, "2026-06-20");
     assert_int_equal(key_parse_opslog_pk("OPS_LOG", day), ERR_INVALID);

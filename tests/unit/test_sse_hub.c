@@ -35,60 +35,7 @@
 #include "util/err.h"
 #include "util/timescale.h"
 
-/* ---------- fake sink ---------- */
-
-struct fake_conn {
-    struct buf out; /* everything "sent" */
-    size_t cap;     /* unsent bytes allowed (like stream_buffer_max) */
-    size_t pending; /* pretend-unsent bytes (grows with sends when stuck) */
-    bool stuck;     /* never drains: pending grows */
-    bool closed;
-    int sends;
-};
-
-static struct fake_conn *fc(struct http_conn *c)
-{
-    return (struct fake_conn *)(void *)c;
-}
-
-static struct http_conn *hc(struct fake_conn *f)
-{
-    return (struct http_conn *)(void *)f;
-}
-
-static int fake_send(struct http_conn *c, const void *data, size_t n)
-{
-    struct fake_conn *f = fc(c);
-    if (f->closed)
-        return ERR_IO;
-    if (f->stuck && f->pending + n > f->cap) {
-        f->closed = true;
-        return ERR_TOOBIG;
-    }
-    assert_int_equal(buf_append(&f->out, data, n), 0);
-    if (f->stuck)
-        f->pending += n;
-    f->sends++;
-    return 0;
-}
-
-static void fake_close(struct http_conn *c)
-{
-    fc(c)->closed = true;
-}
-
-static size_t fake_pending(const struct http_conn *c)
-{
-    return ((const struct fake_conn *)(const void *)c)->pending;
-}
-
-static const char *fake_peer(const struct http_conn *c)
-{
-    (void)c;
-    return "192.0.2.1";
-}
-
-static const struct sse_sink_ops fake_sink = {fake_send, fake_close, fake_pending, fake_peer, NULL};
+#include "sse_fake.h"
 
 /* ---------- fixture ---------- */
 
@@ -98,18 +45,6 @@ struct fx {
     struct store *s;
     struct sse_hub *h;
 };
-
-static struct store *open_store(const char *path, int64_t retention_ms)
-{
-    struct store_options o = {
-        .path = path, .durability = STORE_DURABILITY_NORMAL, .stream_retention_ms = retention_ms};
-    char err[256];
-    struct store *s = store_open_sqlite(&o, err, sizeof err);
-    if (!s)
-        fprintf(stderr, "open: %s\n", err);
-    assert_non_null(s);
-    return s;
-}
 
 static struct sse_hub *new_hub(struct store *s, size_t max_per_brand)
 {
@@ -128,21 +63,10 @@ static int setup(void **state)
     snprintf(f->dir, sizeof f->dir, "/tmp/gp-ssehub.XXXXXX");
     assert_non_null(mkdtemp(f->dir));
     snprintf(f->path, sizeof f->path, "%s/db", f->dir);
-    f->s = open_store(f->path, 0);
+    f->s = fake_store_open(f->path, 0);
     f->h = new_hub(f->s, 0);
     *state = f;
     return 0;
-}
-
-static void rm_files(struct fx *f)
-{
-    char p[160];
-    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s%s", f->path, sfx[i]);
-        unlink(p);
-    }
-    rmdir(f->dir);
 }
 
 static int teardown(void **state)
@@ -150,7 +74,7 @@ static int teardown(void **state)
     struct fx *f = *state;
     sse_hub_free(f->h);
     store_close(f->s);
-    rm_files(f);
+    fake_db_remove(f->dir, f->path);
     free(f);
     return 0;
 }
@@ -162,17 +86,16 @@ static struct sse_sub *sub_open(struct sse_hub *h, struct fake_conn *c, const ch
     struct sse_sub_params p = {
         .brand_id = brand, .all = all, .scans = scans, .resume = resume, .last_id = last};
     struct sse_sub *s = NULL;
-    buf_init(&c->out, 1 << 22);
-    c->cap = 1 << 20;
+    fake_conn_init(c);
     assert_int_equal(sse_hub_reserve(h, &p, &s), 0);
-    sse_hub_stream_open(s, hc(c));
+    sse_hub_stream_open(s, fake_hc(c));
     return s;
 }
 
 static void sub_close(struct sse_sub *s, struct fake_conn *c)
 {
-    sse_hub_stream_closed(s, hc(c));
-    buf_free(&c->out);
+    sse_hub_stream_closed(s, fake_hc(c));
+    fake_conn_free(c);
 }
 
 /* Writes an alert for brand; returns its stream sequence. */
@@ -202,16 +125,9 @@ static uint64_t put_alert(struct store *s, const char *brand, const char *type, 
 /* The exact frame the hub must send for item at seq. */
 static char *expected_frame(const cJSON *item, uint64_t seq)
 {
-    struct buf b = BUF_INIT(1 << 20);
-    struct jsonw w;
     char id[24];
     snprintf(id, sizeof id, "%" PRIu64, seq);
-    assert_int_equal(sse_event_begin(&b, "threat", id), 0);
-    jsonw_init(&w, &b);
-    alert_write_json(&w, item);
-    assert_int_equal(jsonw_error(&w), 0);
-    assert_int_equal(sse_event_end(&b), 0);
-    return buf_steal(&b);
+    return fake_threat_frame(item, id);
 }
 
 static void pump_all(struct sse_hub *h)
@@ -220,19 +136,6 @@ static void pump_all(struct sse_hub *h)
     while ((rc = sse_hub_pump(h)) == 1)
         ;
     assert_int_equal(rc, 0);
-}
-
-/* Counts occurrences of needle in a connection's output. */
-static int count(const struct fake_conn *c, const char *needle)
-{
-    int n = 0;
-    const char *p = c->out.data ? c->out.data : "";
-    size_t len = strlen(needle);
-    while ((p = strstr(p, needle))) {
-        n++;
-        p += len;
-    }
-    return n;
 }
 
 /* The ids of threat frames, in order, as "a,b,c". */
@@ -329,16 +232,16 @@ static void test_fanout(void **state)
     assert_int_equal(b1.out.len, 0);
     /* the multi-line details stay one data line (JSON escapes the LF) */
     assert_non_null(strstr(want, "line one\\nline two"));
-    assert_int_equal(count(&a1, "\ndata: "), 1);
+    assert_int_equal(fake_count(&a1, "\ndata: "), 1);
     free(want);
     cJSON_Delete(item);
 
     /* another brand's alert reaches only its subscribers and all */
     uint64_t seq2 = put_alert(f->s, "brand-b", "geographic_anomaly", NULL);
     pump_all(f->h);
-    assert_int_equal(count(&a1, "event: threat"), 1);
-    assert_int_equal(count(&b1, "event: threat"), 1);
-    assert_int_equal(count(&all, "event: threat"), 2);
+    assert_int_equal(fake_count(&a1, "event: threat"), 1);
+    assert_int_equal(fake_count(&b1, "event: threat"), 1);
+    assert_int_equal(fake_count(&all, "event: threat"), 2);
     char ids[128];
     threat_ids(&all, ids, sizeof ids);
     char wantids[64];
@@ -350,7 +253,7 @@ static void test_fanout(void **state)
     assert_int_equal(store_put(f->s, other, NULL), 0);
     cJSON_Delete(other);
     pump_all(f->h);
-    assert_int_equal(count(&a1, "event:"), 1);
+    assert_int_equal(fake_count(&a1, "event:"), 1);
 
     sub_close(sa1, &a1);
     sub_close(sa2, &a2);
@@ -408,7 +311,7 @@ static void test_only_durable(void **state)
     assert_true(sse_hub_position(f->h) == before);
     assert_int_equal(store_batch_commit(f->s), 0);
     pump_all(f->h);
-    assert_int_equal(count(&c, "event: threat"), 1);
+    assert_int_equal(fake_count(&c, "event: threat"), 1);
     cJSON_Delete(it);
     sub_close(s, &c);
 }
@@ -436,7 +339,7 @@ static void test_replay(void **state)
     threat_ids(&c, ids, sizeof ids);
     snprintf(want, sizeof want, "%" PRIu64 ",%" PRIu64, a2, a3);
     assert_string_equal(ids, want);
-    assert_int_equal(count(&c, ": gap"), 0);
+    assert_int_equal(fake_count(&c, ": gap"), 0);
     sub_close(s, &c);
 
     /* resume from before everything: a1, a2, a3 (not b1) */
@@ -488,7 +391,7 @@ static void test_long_replay(void **state)
         rc = sse_hub_pump(f->h);
     } while (rc == 1 && extra < 50);
     pump_all(f->h);
-    assert_int_equal(count(&c, "event: threat"), n / 2 + extra);
+    assert_int_equal(fake_count(&c, "event: threat"), n / 2 + extra);
     /* ids strictly increasing */
     const char *p = c.out.data;
     uint64_t last = 0;
@@ -515,12 +418,12 @@ static void test_replay_backpressure(void **state)
     buf_init(&c.out, 1 << 20);
     c.pending = (1 << 20) / 2 + 1; /* hub buffer_max is 1 MiB */
     assert_int_equal(sse_hub_reserve(f->h, &p, &s), 0);
-    sse_hub_stream_open(s, hc(&c));
+    sse_hub_stream_open(s, fake_hc(&c));
     assert_int_equal(sse_hub_pump(f->h), 0);
     assert_int_equal(c.out.len, 0);
     c.pending = 0;
     pump_all(f->h);
-    assert_int_equal(count(&c, "event: threat"), 2);
+    assert_int_equal(fake_count(&c, "event: threat"), 2);
     sub_close(s, &c);
 }
 
@@ -532,7 +435,7 @@ static void test_resume_ahead(void **state)
     struct fake_conn c = {0};
     struct sse_sub *s = sub_open(f->h, &c, "brand-a", false, false, true, a1);
     pump_all(f->h);
-    assert_int_equal(count(&c, "event: threat"), 0);
+    assert_int_equal(fake_count(&c, "event: threat"), 0);
     uint64_t a2 = put_alert(f->s, "brand-a", "t2", NULL);
     pump_all(f->h);
     char ids[64], want[64];
@@ -558,7 +461,7 @@ static void test_gap(void **state)
     struct fx *f = *state;
     sse_hub_free(f->h);
     store_close(f->s);
-    f->s = open_store(f->path, 1000);
+    f->s = fake_store_open(f->path, 1000);
     f->h = new_hub(f->s, 0);
     uint64_t a1 = put_alert(f->s, "brand-a", "old", NULL);
     size_t trimmed = 0;
@@ -612,7 +515,7 @@ static void test_scans(void **state)
         cJSON_Delete(scan);
     }
     pump_all(f->h);
-    assert_int_equal(count(&with, "event: scan"), 2);
+    assert_int_equal(fake_count(&with, "event: scan"), 2);
     assert_non_null(strstr(buf_cstr(&with.out),
                            "event: scan\ndata: {\"productId\":\"p9\",\"country\":\"FR\",\"result\":"
                            "\"authentic\",\"timestamp\":\"2026-06-20T15:00:00.000Z\",\"brandId\":"
@@ -621,7 +524,7 @@ static void test_scans(void **state)
     assert_null(strstr(buf_cstr(&with.out), "id: "));
     assert_int_equal(without.out.len, 0);
     assert_int_equal(other.out.len, 0);
-    assert_int_equal(count(&all, "event: scan"), 2);
+    assert_int_equal(fake_count(&all, "event: scan"), 2);
     sub_close(sw, &with);
     sub_close(so, &without);
     sub_close(sa, &all);
@@ -644,14 +547,14 @@ static void test_slow_client_dropped(void **state)
     assert_true(slow.closed);
     assert_int_equal(sse_hub_dropped(f->h), 1);
     assert_true(slow.out.len <= 2000);
-    assert_int_equal(count(&fast, "event: threat"), 10);
+    assert_int_equal(fake_count(&fast, "event: threat"), 10);
     /* the dropped one gets nothing more; the other keeps receiving */
     int before = slow.sends;
     put_alert(f->s, "brand-a", "burst_scan", NULL);
     pump_all(f->h);
     sse_hub_heartbeat(f->h, time_now_ms() + 3600000);
     assert_int_equal(slow.sends, before);
-    assert_int_equal(count(&fast, "event: threat"), 11);
+    assert_int_equal(fake_count(&fast, "event: threat"), 11);
     /* the server reports the close later */
     assert_int_equal(sse_hub_clients(f->h), 2);
     sub_close(ss, &slow);
@@ -712,11 +615,11 @@ static void test_heartbeat(void **state)
     assert_string_equal(buf_cstr(&b.out), want);
     assert_string_equal(buf_cstr(&all.out), want);
     sse_hub_heartbeat(f->h, t + 1000);
-    assert_int_equal(count(&a, "heartbeat"), 1);
+    assert_int_equal(fake_count(&a, "heartbeat"), 1);
     /* the next period */
     sse_hub_heartbeat(f->h, t + 3000);
-    assert_int_equal(count(&a, "event: heartbeat"), 2);
-    assert_int_equal(count(&all, "event: heartbeat"), 2);
+    assert_int_equal(fake_count(&a, "event: heartbeat"), 2);
+    assert_int_equal(fake_count(&all, "event: heartbeat"), 2);
     time_scale_set(0);
     sub_close(sa, &a);
     sub_close(sb, &b);
@@ -743,7 +646,7 @@ static void test_tail(void **state)
     time_scale_set(1.0);
     struct sse_hub *h = sse_hub_new(&c, err, sizeof err);
     assert_non_null(h);
-    struct store *writer = open_store(f->path, 0);
+    struct store *writer = fake_store_open(f->path, 0);
     struct fake_conn a = {0};
     struct sse_sub *sa = sub_open(h, &a, "brand-a", false, false, false, 0);
     uint64_t seq = put_alert(writer, "brand-a", "burst_scan", NULL);
@@ -756,7 +659,7 @@ static void test_tail(void **state)
     char want[32];
     snprintf(want, sizeof want, "%llu", (unsigned long long)seq);
     assert_string_equal(ids, want);
-    assert_int_equal(count(&a, "event: threat"), 1);
+    assert_int_equal(fake_count(&a, "event: threat"), 1);
     sub_close(sa, &a);
     sse_hub_free(h);
     store_close(writer);

@@ -1,0 +1,375 @@
+/*
+ * test_ddb_detector.c - the DynamoDB Streams detector's commit path
+ * (ddbd_apply) and its leases, on a SQLite store (same store API, no
+ * DynamoDB needed): the detector scenarios give the same alerts as the
+ * embedded detector; a crash between any two transactions of a batch
+ * followed by a replay from the checkpoint changes no count; a worker
+ * whose lease was taken over cannot move the checkpoint.
+ */
+#include "test_detect_fixture.h"
+
+#include "detect/ddb_detector.h"
+#include "detect/lease.h"
+#include "detect/process.h"
+
+#define BRAND   "b-0001"
+#define T0      "2026-06-20T10:00:00.000Z"
+#define CREATED "2026-06-01T00:00:00.000Z"
+#define SHARD   "shardId-0001"
+#define READER  "streams"
+#define NPROD   80
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    fx_open(f);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_close(*state);
+    free(*state);
+    return 0;
+}
+
+/* NPROD products scanned from 3 countries (one geographic alert each)
+ * and one product scanned 12 times in an hour (one burst alert, count
+ * 3), plus an unknown product (parked) and a MODIFY (ignored). */
+static void write_scenario(struct fx *f)
+{
+    char pid[16], ts[ISO_LEN + 1];
+    const char *cc[3] = {"US", "FR", "JP"};
+
+    for (int i = 0; i < NPROD; i++) {
+        snprintf(pid, sizeof(pid), "p%03d", i);
+        fx_product(f, pid, BRAND, CREATED);
+    }
+    fx_product(f, "burst", BRAND, CREATED);
+    for (int c = 0; c < 3; c++)
+        for (int i = 0; i < NPROD; i++) {
+            snprintf(pid, sizeof(pid), "p%03d", i);
+            fx_scan(f, pid, fx_ts(ts, T0, 10 * c + i * 0.01), cc[c]);
+        }
+    for (int i = 0; i < 12; i++)
+        fx_scan(f, "burst", fx_ts(ts, T0, 2 * i), "US");
+    fx_scan(f, "ghost", fx_ts(ts, T0, 1), "US");
+    fx_product(f, "burst", BRAND, CREATED); /* MODIFY */
+}
+
+/* The store's own stream as DynamoDB stream records of one shard. */
+static struct ddbs_record *read_stream(struct fx *f, size_t *n)
+{
+    struct stream_record *sr = NULL;
+    struct ddbs_record *out;
+    size_t k = 0;
+
+    assert_int_equal(store_stream_read(f->s, 0, 10000, &sr, &k), 0);
+    out = calloc(k ? k : 1, sizeof(*out));
+    for (size_t i = 0; i < k; i++) {
+        out[i].r = sr[i];
+        out[i].r.pk = strdup(sr[i].pk);
+        out[i].r.sk = strdup(sr[i].sk);
+        out[i].r.image = sr[i].image ? cJSON_Duplicate(sr[i].image, 1) : NULL;
+        snprintf(out[i].seq, sizeof(out[i].seq), "%" PRIu64 "00000", sr[i].seq);
+        assert_true(det_pos_format(out[i].pos, SHARD, out[i].seq));
+    }
+    store_stream_free(sr, k);
+    *n = k;
+    return out;
+}
+
+static struct det_proc_cfg proc_cfg(struct fx *f)
+{
+    struct det_proc_cfg pc = {
+        .s = f->s,
+        .reader = READER,
+        .velocity = {.min_total = DET_VELOCITY_MIN_TOTAL, .min_rate = DET_VELOCITY_MIN_RATE},
+        .now_ms = FX_NOW_MS};
+    return pc;
+}
+
+struct crash {
+    size_t at;      /* fail before this group (0: never) */
+    size_t ngroups; /* seen */
+};
+
+static int crash_hook(void *arg, size_t g, size_t ngroups)
+{
+    struct crash *c = arg;
+    c->ngroups = ngroups;
+    return c->at && g == c->at ? ERR_IO : 0;
+}
+
+/* Applies recs in batches of `batch`; a crash in batch `crash_batch`. */
+static int apply_all(struct fx *f, const struct ddbs_record *recs, size_t n, size_t batch,
+                     const struct lease *l, struct crash *cr, size_t crash_batch,
+                     struct det_proc_counts *sum)
+{
+    struct det_proc_cfg pc = proc_cfg(f);
+    size_t b = 0;
+    for (size_t i = 0; i < n; i += batch, b++) {
+        size_t m = n - i < batch ? n - i : batch;
+        struct det_proc_counts c = {0};
+        struct ddbd_target t = {.reader = READER, .shard = SHARD, .lease = l};
+        int rc;
+        if (cr && b == crash_batch) {
+            t.fault = crash_hook;
+            t.fault_arg = cr;
+        }
+        rc = ddbd_apply(&pc, &t, recs + i, m, &c, NULL);
+        if (rc)
+            return rc;
+        if (sum) {
+            sum->scans += c.scans;
+            sum->replayed += c.replayed;
+            sum->alerts_created += c.alerts_created;
+            sum->parked += c.parked;
+        }
+    }
+    return 0;
+}
+
+/* The expected final state of the scenario. */
+static void check_results(struct fx *f, const char *last_seq)
+{
+    cJSON *alerts = fx_alerts(f, BRAND), *log = fx_opslog(f, "2026-06-20");
+    const cJSON *burst;
+    char seq[DDBS_SEQ_MAX + 1];
+    bool fin, found;
+    int geo = fx_count_eq(alerts, "type", "geographic_anomaly");
+
+    assert_int_equal(geo, NPROD);
+    assert_int_equal(fx_count_eq(alerts, "type", "burst_scan"), 1);
+    assert_int_equal(cJSON_GetArraySize(alerts), NPROD + 1);
+    burst = fx_find(alerts, "productId", "burst");
+    assert_non_null(burst);
+    assert_true(fx_num(burst, "count") == 3);
+    assert_true(fx_threat_count(f, BRAND) == NPROD + 1);
+    assert_int_equal(cJSON_GetArraySize(log), NPROD + 3);
+    assert_int_equal(ddbd_checkpoint_get(f->s, READER, SHARD, seq, &fin, &found), 0);
+    assert_true(found);
+    assert_false(fin);
+    assert_string_equal(seq, last_seq);
+    cJSON_Delete(alerts);
+    cJSON_Delete(log);
+}
+
+static void t_scenario_matches(void **state)
+{
+    struct fx *f = *state;
+    struct ddbs_record *recs;
+    struct det_proc_counts sum = {0};
+    size_t n;
+
+    write_scenario(f);
+    recs = read_stream(f, &n);
+    assert_int_equal(n, NPROD + 1 + 3 * NPROD + 12 + 1 + 1);
+    assert_int_equal(apply_all(f, recs, n, 100, NULL, NULL, 0, &sum), 0);
+    assert_int_equal(sum.scans, 3 * NPROD + 12);
+    assert_int_equal(sum.replayed, 0);
+    assert_int_equal(sum.parked, 1);
+    check_results(f, recs[n - 1].seq);
+    /* Applying everything again is a replay: nothing changes. */
+    memset(&sum, 0, sizeof(sum));
+    assert_int_equal(apply_all(f, recs, n, 100, NULL, NULL, 0, &sum), 0);
+    assert_int_equal(sum.replayed, 3 * NPROD + 12);
+    assert_int_equal(sum.alerts_created, 0);
+    check_results(f, recs[n - 1].seq);
+    ddbs_records_free(recs, n);
+}
+
+/* A crash before each group of a big batch, then a replay. */
+static void t_crash_between_groups(void **state)
+{
+    struct fx *f = *state;
+    struct ddbs_record *recs;
+    struct crash probe = {0};
+    size_t n, ngroups;
+
+    write_scenario(f);
+    recs = read_stream(f, &n);
+    /* 100 records, then the rest in one batch: several transactions. */
+    assert_int_equal(apply_all(f, recs, 100, 100, NULL, NULL, 0, NULL), 0);
+    assert_int_equal(apply_all(f, recs + 100, n - 100, n, NULL, &probe, 0, NULL), 0);
+    ngroups = probe.ngroups;
+    assert_true(ngroups >= 3);
+    check_results(f, recs[n - 1].seq);
+    ddbs_records_free(recs, n);
+
+    for (size_t at = 1; at < ngroups; at++) {
+        struct crash cr = {.at = at};
+        struct det_proc_counts sum = {0};
+        fx_close(f);
+        fx_open(f);
+        write_scenario(f);
+        recs = read_stream(f, &n);
+        assert_int_equal(apply_all(f, recs, 100, 100, NULL, NULL, 0, NULL), 0);
+        assert_int_equal(apply_all(f, recs + 100, n - 100, n, NULL, &cr, 0, NULL), ERR_IO);
+        /* Restart from the checkpoint (record 100), in smaller batches. */
+        assert_int_equal(apply_all(f, recs + 100, n - 100, 60, NULL, NULL, 0, &sum), 0);
+        assert_true(sum.replayed > 0);
+        check_results(f, recs[n - 1].seq);
+        ddbs_records_free(recs, n);
+    }
+}
+
+static void t_leases(void **state)
+{
+    struct fx *f = *state;
+    struct lease a, b, a2;
+    struct lease_info info;
+    int64_t now = FX_NOW_MS;
+
+    assert_int_equal(lease_acquire(f->s, SHARD, "bad id", now, 1000, &a), ERR_INVALID);
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-a", now, 1000, &a), 0);
+    assert_int_equal(lease_peek(f->s, SHARD, &info), 0);
+    assert_true(info.exists);
+    assert_string_equal(info.owner, "worker-a");
+    assert_true(info.expires_ms == now + 1000);
+    /* Held: nobody else gets it, even the same owner name. */
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-b", now + 500, 1000, &b), ERR_CONFLICT);
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-a", now + 500, 1000, &a2), ERR_CONFLICT);
+    assert_int_equal(lease_renew(f->s, &a, now + 900, 1000), 0);
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-b", now + 1500, 1000, &b), ERR_CONFLICT);
+    /* Expired: b takes over; a can neither renew nor release. */
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-b", now + 1901, 1000, &b), 0);
+    assert_string_not_equal(a.token, b.token);
+    assert_int_equal(lease_renew(f->s, &a, now + 1950, 1000), ERR_CONDITION);
+    assert_int_equal(lease_release(f->s, &a), ERR_CONDITION);
+    /* Released: free at once. */
+    assert_int_equal(lease_release(f->s, &b), 0);
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-a", now + 2000, 1000, &a2), 0);
+}
+
+static void t_workers(void **state)
+{
+    struct fx *f = *state;
+    int64_t now = FX_NOW_MS;
+    size_t n = 99;
+
+    /* Heartbeats carry a TTL: the store's clock must agree with ours. */
+    store_set_clock(f->s, fx_clock, NULL);
+    assert_int_equal(lease_workers_live(f->s, now, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(lease_worker_beat(f->s, "w1", now, 1000), 0);
+    assert_int_equal(lease_worker_beat(f->s, "w2", now + 500, 1000), 0);
+    assert_int_equal(lease_workers_live(f->s, now + 900, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(lease_workers_live(f->s, now + 1200, &n), 0);
+    assert_int_equal(n, 1); /* w1 stopped beating */
+    assert_int_equal(lease_worker_gone(f->s, "w2"), 0);
+    assert_int_equal(lease_workers_live(f->s, now + 1200, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(lease_worker_beat(f->s, "bad id", now, 1000), ERR_INVALID);
+
+    assert_int_equal(lease_fair_share(4, 2), 2);
+    assert_int_equal(lease_fair_share(5, 2), 3);
+    assert_int_equal(lease_fair_share(1, 3), 1);
+    assert_int_equal(lease_fair_share(0, 3), 1);
+    assert_int_equal(lease_fair_share(7, 0), 7);
+}
+
+/* A worker that lost its lease cannot commit; the new owner continues
+ * from the checkpoint and the counts are exact. */
+static void t_takeover(void **state)
+{
+    struct fx *f = *state;
+    struct ddbs_record *recs;
+    struct lease a, b;
+    struct det_proc_counts sum = {0};
+    cJSON *alerts;
+    size_t n;
+
+    write_scenario(f);
+    recs = read_stream(f, &n);
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-a", FX_NOW_MS, 1000, &a), 0);
+    /* a does the first 100 records. */
+    assert_int_equal(apply_all(f, recs, 100, 100, &a, NULL, 0, NULL), 0);
+    /* a stalls; b takes the expired lease. */
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-b", FX_NOW_MS + 5000, 1000, &b), 0);
+    /* a wakes up with a small batch (one transaction): refused whole. */
+    assert_int_equal(apply_all(f, recs + 100, 10, 10, &a, NULL, 0, NULL), ERR_CONDITION);
+    {
+        char seq[DDBS_SEQ_MAX + 1];
+        bool fin, found;
+        assert_int_equal(ddbd_checkpoint_get(f->s, READER, SHARD, seq, &fin, &found), 0);
+        assert_string_equal(seq, recs[99].seq);
+    }
+    /* a again, with a big batch: some product transactions may land
+     * before its checkpoint is refused. */
+    assert_int_equal(apply_all(f, recs + 100, n - 100, n, &a, NULL, 0, NULL), ERR_CONDITION);
+    /* b continues from the checkpoint. */
+    assert_int_equal(apply_all(f, recs + 100, n - 100, 100, &b, NULL, 0, &sum), 0);
+    check_results(f, recs[n - 1].seq);
+    alerts = fx_alerts(f, BRAND);
+    assert_int_equal(cJSON_GetArraySize(alerts), NPROD + 1);
+    cJSON_Delete(alerts);
+    ddbs_records_free(recs, n);
+}
+
+/* A closed shard read to its end is marked finished, records or not. */
+static void t_finished(void **state)
+{
+    struct fx *f = *state;
+    struct det_proc_cfg pc = proc_cfg(f);
+    struct ddbd_target t = {
+        .reader = READER, .shard = SHARD, .prev_seq = "12345", .finished = true};
+    char seq[DDBS_SEQ_MAX + 1];
+    bool fin, found;
+
+    assert_int_equal(ddbd_checkpoint_get(f->s, READER, SHARD, seq, &fin, &found), 0);
+    assert_false(found);
+    assert_int_equal(ddbd_apply(&pc, &t, NULL, 0, NULL, NULL), 0);
+    assert_int_equal(ddbd_checkpoint_get(f->s, READER, SHARD, seq, &fin, &found), 0);
+    assert_true(found);
+    assert_true(fin);
+    assert_string_equal(seq, "12345");
+}
+
+/* A record that keeps failing is parked with the checkpoint move. */
+static void t_park(void **state)
+{
+    struct fx *f = *state;
+    struct det_proc_cfg pc = proc_cfg(f);
+    struct ddbs_record *recs;
+    struct lease l;
+    struct ddbd_target t = {.reader = READER, .shard = SHARD, .lease = &l};
+    char seq[DDBS_SEQ_MAX + 1];
+    bool fin, found;
+    cJSON *dlq;
+    size_t n;
+
+    write_scenario(f);
+    recs = read_stream(f, &n);
+    assert_int_equal(lease_acquire(f->s, SHARD, "worker-a", FX_NOW_MS, 1000, &l), 0);
+    assert_int_equal(ddbd_park(&pc, &t, &recs[5], "test: bad record", 3), 0);
+    assert_int_equal(ddbd_checkpoint_get(f->s, READER, SHARD, seq, &fin, &found), 0);
+    assert_string_equal(seq, recs[5].seq);
+    dlq = fx_query_all(f, STORE_INDEX_TABLE, "DLQ#2026-06-21", STORE_SK_ANY, NULL);
+    assert_int_equal(cJSON_GetArraySize(dlq), 1);
+    assert_string_equal(fx_str(cJSON_GetArrayItem(dlq, 0), "reader"), READER);
+    cJSON_Delete(dlq);
+    /* Not with a lost lease. */
+    l.token[0] = 'X';
+    assert_int_equal(ddbd_park(&pc, &t, &recs[6], "test", 3), ERR_CONDITION);
+    dlq = fx_query_all(f, STORE_INDEX_TABLE, "DLQ#2026-06-21", STORE_SK_ANY, NULL);
+    assert_int_equal(cJSON_GetArraySize(dlq), 1);
+    cJSON_Delete(dlq);
+    ddbs_records_free(recs, n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(t_scenario_matches, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_crash_between_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_leases, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_workers, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_takeover, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_finished, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_park, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

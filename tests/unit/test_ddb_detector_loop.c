@@ -1,0 +1,209 @@
+/*
+ * test_ddb_detector_loop.c - the DynamoDB Streams detector's loop against
+ * a fake Streams endpoint (mini_httpd) and a SQLite store: DescribeStream
+ * pages, shard lineage (the child shard is read only after its closed
+ * parent is finished), recovery from an ExpiredIteratorException through
+ * AFTER_SEQUENCE_NUMBER the checkpoint, and exact alerts.
+ */
+#include "test_detect_fixture.h"
+
+#include <pthread.h>
+
+#include "detect/ddb_detector.h"
+#include "mini_httpd.h"
+
+#define BRAND "b-0001"
+#define T0    "2026-06-20T10:00:00.000Z"
+
+struct fake {
+    pthread_mutex_t mu;
+    bool parent_done;   /* the parent's last GetRecords was served */
+    bool lineage_error; /* the child was touched before that */
+    bool expired_sent;
+    char after_seq[64]; /* SequenceNumber of the AFTER_SEQUENCE_NUMBER request */
+    int describe_pages;
+};
+
+static void add_record(cJSON *arr, const char *pid, unsigned seq, double minutes,
+                       const char *country)
+{
+    char ts[ISO_LEN + 1], sk[96], seqs[24], id[16];
+    cJSON *r = cJSON_CreateObject(), *db, *keys, *img;
+
+    fx_ts(ts, T0, minutes);
+    snprintf(id, sizeof(id), "s%u", seq);
+    snprintf(sk, sizeof(sk), "SCAN#%s#%s", ts, id);
+    snprintf(seqs, sizeof(seqs), "%u", seq);
+    cJSON_AddStringToObject(r, "eventName", "INSERT");
+    db = cJSON_AddObjectToObject(r, "dynamodb");
+    cJSON_AddNumberToObject(db, "ApproximateCreationDateTime", 1782000000);
+    cJSON_AddStringToObject(db, "SequenceNumber", seqs);
+    keys = cJSON_AddObjectToObject(db, "Keys");
+    img = cJSON_AddObjectToObject(db, "NewImage");
+    for (int k = 0; k < 2; k++) {
+        cJSON *o = k ? img : keys;
+        char pk[64];
+        snprintf(pk, sizeof(pk), "PRODUCT#%s", pid);
+        cJSON_AddObjectToObject(o, "PK");
+        cJSON_AddStringToObject(cJSON_GetObjectItem(o, "PK"), "S", pk);
+        cJSON_AddObjectToObject(o, "SK");
+        cJSON_AddStringToObject(cJSON_GetObjectItem(o, "SK"), "S", sk);
+    }
+    {
+        const char *names[] = {"productId", "timestamp", "country", "ip", "userAgent", "result"};
+        const char *vals[] = {pid, ts, country, "198.51.100.1", "Mozilla/5.0", "authentic"};
+        for (int k = 0; k < 6; k++) {
+            cJSON *v = cJSON_AddObjectToObject(img, names[k]);
+            cJSON_AddStringToObject(v, "S", vals[k]);
+        }
+    }
+    cJSON_AddItemToArray(arr, r);
+}
+
+static void reply_json(int fd, cJSON *o)
+{
+    char *text = cJSON_PrintUnformatted(o);
+    mini_reply(fd, 200, "application/x-amz-json-1.0", text);
+    free(text);
+    cJSON_Delete(o);
+}
+
+static void handler(void *arg, const struct mini_req *req, int fd)
+{
+    struct fake *fk = arg;
+    char target[128] = "";
+    cJSON *body = cJSON_Parse(req->body), *out = cJSON_CreateObject();
+    const char *it = cJSON_GetStringValue(cJSON_GetObjectItem(body, "ShardIterator"));
+    const char *shard = cJSON_GetStringValue(cJSON_GetObjectItem(body, "ShardId"));
+
+    mini_header(req, "X-Amz-Target", target, sizeof(target));
+    pthread_mutex_lock(&fk->mu);
+    if (strstr(target, "DescribeTable")) {
+        cJSON *t = cJSON_AddObjectToObject(out, "Table");
+        cJSON_AddStringToObject(t, "LatestStreamArn", "arn:aws:dynamodb:local:0:table/t/stream/x");
+    } else if (strstr(target, "DescribeStream")) {
+        cJSON *d = cJSON_AddObjectToObject(out, "StreamDescription");
+        cJSON *arr = cJSON_AddArrayToObject(d, "Shards"), *s, *range;
+        const char *start =
+            cJSON_GetStringValue(cJSON_GetObjectItem(body, "ExclusiveStartShardId"));
+        fk->describe_pages++;
+        s = cJSON_CreateObject();
+        range = cJSON_AddObjectToObject(s, "SequenceNumberRange");
+        if (!start) { /* page 1: the child (listed first on purpose) */
+            cJSON_AddStringToObject(s, "ShardId", "shard-child");
+            cJSON_AddStringToObject(s, "ParentShardId", "shard-parent");
+            cJSON_AddStringToObject(range, "StartingSequenceNumber", "200");
+            cJSON_AddStringToObject(d, "LastEvaluatedShardId", "shard-child");
+        } else { /* page 2: the closed parent */
+            cJSON_AddStringToObject(s, "ShardId", "shard-parent");
+            cJSON_AddStringToObject(range, "StartingSequenceNumber", "100");
+            cJSON_AddStringToObject(range, "EndingSequenceNumber", "102");
+        }
+        cJSON_AddItemToArray(arr, s);
+    } else if (strstr(target, "GetShardIterator")) {
+        const char *after = cJSON_GetStringValue(cJSON_GetObjectItem(body, "SequenceNumber"));
+        char iter[96];
+        if (shard && strcmp(shard, "shard-child") == 0 && !fk->parent_done)
+            fk->lineage_error = true;
+        if (after)
+            snprintf(fk->after_seq, sizeof(fk->after_seq), "%s", after);
+        snprintf(iter, sizeof(iter), "%s|%s", shard ? shard : "?", after ? after : "H");
+        cJSON_AddStringToObject(out, "ShardIterator", iter);
+    } else if (strstr(target, "GetRecords") && it) {
+        cJSON *recs = cJSON_AddArrayToObject(out, "Records");
+        if (strcmp(it, "shard-parent|H") == 0) {
+            add_record(recs, "p1", 100, 0, "US");
+            add_record(recs, "p1", 101, 10, "FR");
+            cJSON_AddStringToObject(out, "NextShardIterator", "shard-parent|next");
+        } else if (strcmp(it, "shard-parent|next") == 0) {
+            fk->expired_sent = true;
+            pthread_mutex_unlock(&fk->mu);
+            cJSON_Delete(out);
+            cJSON_Delete(body);
+            mini_reply(fd, 400, "application/x-amz-json-1.0",
+                       "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ExpiredIteratorException\","
+                       "\"message\":\"Iterator expired\"}");
+            return;
+        } else if (strcmp(it, "shard-parent|101") == 0) {
+            add_record(recs, "p1", 102, 20, "JP"); /* closed: no next iterator */
+            fk->parent_done = true;
+        } else if (strcmp(it, "shard-child|H") == 0) {
+            for (unsigned i = 0; i < 12; i++)
+                add_record(recs, "p2", 200 + i, 2.0 * i, "US");
+            cJSON_AddStringToObject(out, "NextShardIterator", "shard-child|tail");
+        } else {
+            cJSON_AddStringToObject(out, "NextShardIterator", it);
+        }
+    }
+    pthread_mutex_unlock(&fk->mu);
+    cJSON_Delete(body);
+    reply_json(fd, out);
+}
+
+static void t_loop(void **state)
+{
+    struct fx f;
+    struct fake fk = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct mini_httpd *srv;
+    struct ddb_detector *d;
+    struct ddb_detector_stats st;
+    char url[64], err[256], seq[DDBS_SEQ_MAX + 1];
+    bool fin, found;
+    cJSON *alerts;
+    int rounds;
+    (void)state;
+
+    fx_open(&f);
+    fx_product(&f, "p1", BRAND, "2026-06-01T00:00:00.000Z");
+    fx_product(&f, "p2", BRAND, "2026-06-01T00:00:00.000Z");
+    setenv("AWS_ACCESS_KEY_ID", "test", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "test", 1);
+    setenv("AWS_REGION", "us-east-1", 1);
+    srv = mini_httpd_start(handler, &fk);
+    assert_non_null(srv);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", mini_httpd_port(srv));
+
+    struct ddb_detector_config c = {
+        .s = f.s, .endpoint = url, .table = "t", .worker_id = "w1", .clock_ms = fx_clock};
+    d = ddb_detector_new(&c, err, sizeof(err));
+    assert_non_null(d);
+    for (rounds = 0; rounds < 400; rounds++) {
+        size_t n = 0;
+        (void)ddb_detector_step(d, &n);
+        ddb_detector_get_stats(d, &st);
+        if (st.scans == 15 && st.shards_finished >= 1)
+            break;
+        usleep(2000);
+    }
+    assert_true(rounds < 400);
+    assert_true(fk.describe_pages >= 2);
+    assert_true(fk.expired_sent);
+    assert_string_equal(fk.after_seq, "101");
+    assert_false(fk.lineage_error);
+    assert_int_equal(
+        ddbd_checkpoint_get(f.s, DDBD_READER_DEFAULT, "shard-parent", seq, &fin, &found), 0);
+    assert_true(fin);
+    assert_string_equal(seq, "102");
+    assert_int_equal(
+        ddbd_checkpoint_get(f.s, DDBD_READER_DEFAULT, "shard-child", seq, &fin, &found), 0);
+    assert_false(fin);
+    assert_string_equal(seq, "211");
+    alerts = fx_alerts(&f, BRAND);
+    assert_int_equal(fx_count_eq(alerts, "type", "geographic_anomaly"), 1);
+    assert_int_equal(fx_count_eq(alerts, "type", "burst_scan"), 1);
+    assert_true(fx_num(fx_find(alerts, "type", "burst_scan"), "count") == 3);
+    assert_true(fx_threat_count(&f, BRAND) == 2);
+    cJSON_Delete(alerts);
+
+    ddb_detector_free(d);
+    mini_httpd_stop(srv);
+    fx_close(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_loop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
