@@ -42,6 +42,7 @@ static const struct key_binding bindings[] = {
     {"X", "recall the product (reason + type its code; not read-only)", VB(VIEW_CHAIN)},
     {"p", "map scope: brand / selected product", VB(VIEW_MAP)},
     {"+ -", "days of ops-log buckets (1..31)", VB(VIEW_OPS)},
+    {"w", "heat of writes (WCU) / reads (RCU)", VB(VIEW_HEAT)},
     {"t", "UTC / local time", 0},
     {"T", "next theme", 0},
     {"B", "bell: off / critical / high", 0},
@@ -115,6 +116,7 @@ void ui_fill_ctx(const struct ui_state *s, struct view_ctx *ctx)
     ctx->chain_sel = s->chain_sel;
     ctx->chain_expanded = s->chain_expanded;
     ctx->chain_scans = s->chain_scans;
+    ctx->heat_reads = s->heat_reads;
     ctx->ops_days = s->ops_days;
     ctx->scroll = s->scroll;
 }
@@ -512,6 +514,11 @@ static unsigned normal_key(struct ui_state *s, struct model *m, int key, int64_t
             return 0;
         req_set(req, REQ_BRAND_PRODUCTS, (long)s->brand, NULL, NULL);
         return UI_REDRAW | UI_REQ;
+    case 'w':
+        if (s->view != VIEW_HEAT)
+            return 0;
+        s->heat_reads = !s->heat_reads;
+        return UI_REDRAW;
     case 'v':
         if (s->view != VIEW_CHAIN || !s->chain_product_id[0])
             return 0;

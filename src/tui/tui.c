@@ -438,6 +438,12 @@ static void sink_reply(void *ud, enum poll_kind k, size_t netb, int status, cons
     }
     if (k == POLL_ACTION) {
         action_reply(a, status, body, len, tag);
+    } else if (k == POLL_PROBE) {
+        /* net.c's endpoint probes, by tag (Health view) */
+        static const char *const probe_names[] = {"/api/ready", "/api/catalog/categories",
+                                                  "/api/integrations/journeys"};
+        if (tag < sizeof probe_names / sizeof probe_names[0])
+            model_probe(a->m, probe_names[tag], status, latency_ms, now);
     } else if (k == POLL_THREATS) {
         int n = model_reconcile(a->m, b, body, len, now);
         if (n > 0 && b < MODEL_BRANDS_MAX) {

@@ -80,6 +80,18 @@ static void test_views_and_brands(void **state)
     key(&s, m, TK_ENTER, &r);
     assert_int_equal(s.mode, UI_NORMAL);
     assert_int_equal(s.brand, 2);
+    /* w: the Heat view flips between writes and reads; elsewhere nothing */
+    struct view_ctx ctx = {0};
+    key(&s, m, '2', &r);
+    assert_int_equal(key(&s, m, 'w', &r), 0);
+    assert_false(s.heat_reads);
+    key(&s, m, '6', &r);
+    assert_true(key(&s, m, 'w', &r) & UI_REDRAW);
+    ui_fill_ctx(&s, &ctx);
+    assert_true(ctx.heat_reads);
+    key(&s, m, 'w', &r);
+    ui_fill_ctx(&s, &ctx);
+    assert_false(ctx.heat_reads);
     model_free(m);
 }
 
