@@ -324,6 +324,13 @@ static void sink_event(void *ud, size_t netb, const char *type, const char *data
     }
     if (!strcmp(type, "threat"))
         on_threat(a, b, data, len);
+    /* the net layer has already noted this event (last id, event and
+     * heartbeat times): the Health view shows its record */
+    const struct stream_info *ni = a->net ? net_stream(a->net, netb) : NULL;
+    if (ni) {
+        a->st[b] = *ni;
+        a->st[b].backfilled = a->backfilled[b];
+    }
     a->st[b].last_byte_ms = wall_ms();
     /* a heartbeat changes nothing visible that the 1 s clock tick does
      * not redraw anyway: idle stays at one frame per second */

@@ -18,6 +18,11 @@ tui_keys 2
 fake_ctl "/_ctl/emit?sev=high&brand=brand-a&n=3" >/dev/null
 check "three live threats shown" "wait_for '#503 on' 5"
 check "latest id 503 delivered" '[ "$(fake_ctl /_ctl/status | jq -r .seq)" = 503 ]'
+# the Health view shows the stream's resume point and the event it came with
+tui_keys 7
+check "Health: Last-Event-ID 503 shown" "wait_for ' 503' 3"
+check "Health: last event time shown" '! cap | grep -q "LIVE .* never .* never"'
+tui_keys 2
 
 fake_stop
 t0=$(now_ms)
