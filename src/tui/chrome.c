@@ -343,6 +343,20 @@ void chrome_stale(struct canvas *c, int y, const char *text)
     canvas_text(c, 0, y, c->w, text, THEME_STATUS_STALE);
 }
 
+int chrome_bigclock(struct canvas *c, int y, int64_t now_ms, bool tz_local)
+{
+    char text[48];
+    view_clock(now_ms, tz_local, text, sizeof text);
+    if (tz_local || strlen(text) > 9)
+        text[8] = '\0'; /* HH:MM:SS */
+    int width = 4 * (int)strlen(text);
+    if (c->w < width + 2 || y < 0 || y + 6 > c->h)
+        return 0;
+    canvas_fill(c, 0, y, c->w, 6, ' ', THEME_BASE);
+    canvas_bigtext(c, c->w - width - 1, y, text, THEME_TITLE);
+    return 6;
+}
+
 void chrome_too_small(struct canvas *c)
 {
     char msg[80];

@@ -66,6 +66,11 @@ void chrome_overlay(struct canvas *c, const struct layout *l, const struct ui_st
 void chrome_banner(struct canvas *c, int y, const char *text);
 /* One full-width STALE row at y. */
 void chrome_stale(struct canvas *c, int y, const char *text);
+/* Kiosk large text (W >= 100, H >= 30): the clock in the 3x5 block font,
+ * right-aligned on rows y..y+4 ("14:03:27Z"; with tz_local the time
+ * without its zone, whose letters the font lacks).  Returns the rows
+ * used, blank separator included (6), or 0 when it does not fit. */
+int chrome_bigclock(struct canvas *c, int y, int64_t now_ms, bool tz_local);
 /* Blanks the canvas and centres "Terminal too small: WxH (need 40x10)". */
 void chrome_too_small(struct canvas *c);
 

@@ -885,6 +885,13 @@ static void draw(struct app *a)
                 cy++;
                 ch--;
             }
+            /* the large clock takes 6 rows; on the Overview only when the
+             * large tiles still fit below it (they need 27) */
+            if (l.big && ch > 20 && (a->ui.view != VIEW_OVERVIEW || ch - 6 >= 27)) {
+                int used = chrome_bigclock(c, cy, now, a->ui.tz_local);
+                cy += used;
+                ch -= used;
+            }
             const char *banner = kiosk_banner(&a->kiosk, now);
             if (banner && ch > 6) {
                 chrome_banner(c, cy, banner);

@@ -180,6 +180,35 @@ static void test_too_small(void **state)
     canvas_free(&c);
 }
 
+/* Kiosk large clock: 3x5 block digits, right-aligned, ASCII '#'. */
+static void test_bigclock(void **state)
+{
+    (void)state;
+    struct canvas c;
+    char row[512];
+    canvas_init(&c, 100, 30, true);
+    canvas_clear(&c, THEME_BASE);
+    /* 2025-12-02T14:03:27Z */
+    assert_int_equal(chrome_bigclock(&c, 2, 1764684207000LL, false), 6);
+    /* "14:03:27Z": 9 glyphs of 4 columns, ending one column before the edge */
+    canvas_row_text(&c, 2, row, sizeof row);
+    assert_string_equal(row + 100 - 37, " #  # #     ### ###     ### ### ###  ");
+    canvas_row_text(&c, 3, row, sizeof row);
+    assert_true(strchr(row, '#') - row == 100 - 37 + 0);
+    for (int y = 2; y < 7; y++) {
+        canvas_row_text(&c, y, row, sizeof row);
+        for (int x = 0; x < 100 - 37; x++)
+            assert_int_equal(row[x], ' ');
+    }
+    canvas_row_text(&c, 7, row, sizeof row);
+    assert_null(strchr(row, '#')); /* the separator row stays blank */
+    /* does not fit: nothing drawn */
+    assert_int_equal(chrome_bigclock(&c, 26, 1764684207000LL, false), 0);
+    canvas_resize(&c, 30, 30);
+    assert_int_equal(chrome_bigclock(&c, 0, 1764684207000LL, false), 0);
+    canvas_free(&c);
+}
+
 static void test_help_overlay(void **state)
 {
     (void)state;
@@ -214,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_layout_sizes), cmocka_unit_test(test_streams_text),
         cmocka_unit_test(test_duration),     cmocka_unit_test(test_status_and_tabs),
         cmocka_unit_test(test_too_small),    cmocka_unit_test(test_help_overlay),
+        cmocka_unit_test(test_bigclock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
