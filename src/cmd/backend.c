@@ -182,7 +182,7 @@ static void maint_cb(struct ev_loop *loop, ev_timer *w, int revents)
 /* The services after the HTTP server: SSE hub, detector, webhook
  * dispatcher, classifier.  Returns 0 or a SERVE_EXIT_* status (logged). */
 /* Worker 0 of several: another worker's commit wakes what a commit of
- * this process would (the detector, webhooks, classifier). */
+ * this process would (the SSE hub, the detector, webhooks, classifier). */
 static void tail_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
@@ -192,6 +192,8 @@ static void tail_cb(struct ev_loop *loop, ev_timer *w, int revents)
     if (store_batch_active(b->store) || store_stream_head(b->store, &head) || head <= b->tail_head)
         return;
     b->tail_head = head;
+    if (b->sse)
+        sse_hub_commit_cb(b->sse, head);
     if (b->detector)
         detect_driver_poke(b->detector);
     if (b->webhooks)
@@ -212,7 +214,9 @@ static int start_services(struct backend *b, const struct opt_values *o,
         .metrics = app_metrics(b->app),
         .max_per_brand = (size_t)opt_int(o, "sse-max-streams"),
         .buffer_max = hc->stream_buffer_max,
-        .tail_s = multi ? BACKEND_TAIL_S : 0,
+        /* the other workers' hubs tail the stream themselves; worker 0's
+         * is fed by the backend's own tail (tail_cb), one poll for all */
+        .tail_s = multi && !lead ? BACKEND_TAIL_S : 0,
     };
     /* --sse-mode: push from the change stream, or poll GSI1 (auto: poll
      * when the store has no readable stream, i.e. DynamoDB) */

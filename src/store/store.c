@@ -914,6 +914,27 @@ bool store_batch_active(const struct store *s)
 
 /* ---------- change stream ---------- */
 
+/* Checks a stream read's position and caps max.  Returns ERR_INVALID,
+ * 0 when there is nothing to read (max 0), or 1 to go on. */
+static int stream_bounds(uint64_t after, size_t *max)
+{
+    if (after > INT64_MAX)
+        return ERR_INVALID;
+    if (*max == 0)
+        return 0;
+    if (*max > STREAM_READ_MAX)
+        *max = STREAM_READ_MAX;
+    return 1;
+}
+
+/* Frees what one record owns. */
+static void record_clear(struct stream_record *r)
+{
+    free(r->pk);
+    free(r->sk);
+    cJSON_Delete(r->image);
+}
+
 int store_stream_read(struct store *s, uint64_t after, size_t max, struct stream_record **recs,
                       size_t *n)
 {
@@ -921,12 +942,9 @@ int store_stream_read(struct store *s, uint64_t after, size_t max, struct stream
         return tally(s, ERR_INVALID);
     *recs = NULL;
     *n = 0;
-    if (after > INT64_MAX)
-        return tally(s, ERR_INVALID);
-    if (max == 0)
-        return 0;
-    if (max > STREAM_READ_MAX)
-        max = STREAM_READ_MAX;
+    int rc = stream_bounds(after, &max);
+    if (rc <= 0)
+        return rc < 0 ? tally(s, rc) : 0;
     return tally(s, s->ops->stream_read(s, after, max, recs, n));
 }
 
@@ -960,13 +978,10 @@ static int stream_read_then_filter(struct store *s, uint64_t after, size_t max,
     *examined = k;
     *last = k ? v[k - 1].seq : after;
     for (size_t i = 0; i < k; i++) {
-        if (store_stream_match(f, v[i].kind, v[i].pk, v[i].sk)) {
+        if (store_stream_match(f, v[i].kind, v[i].pk, v[i].sk))
             v[kept++] = v[i];
-        } else {
-            free(v[i].pk);
-            free(v[i].sk);
-            cJSON_Delete(v[i].image);
-        }
+        else
+            record_clear(&v[i]);
     }
     if (!kept) {
         free(v);
@@ -987,12 +1002,9 @@ int store_stream_read_filtered(struct store *s, uint64_t after, size_t max,
     *n = 0;
     *last = after;
     *examined = 0;
-    if (after > INT64_MAX)
-        return tally(s, ERR_INVALID);
-    if (max == 0)
-        return 0;
-    if (max > STREAM_READ_MAX)
-        max = STREAM_READ_MAX;
+    int rc = stream_bounds(after, &max);
+    if (rc <= 0)
+        return rc < 0 ? tally(s, rc) : 0;
     if (!s->ops->stream_read_filtered)
         return tally(s, stream_read_then_filter(s, after, max, f, recs, n, last, examined));
     return tally(s, s->ops->stream_read_filtered(s, after, max, f, recs, n, last, examined));
@@ -1002,11 +1014,8 @@ void store_stream_free(struct stream_record *recs, size_t n)
 {
     if (!recs)
         return;
-    for (size_t i = 0; i < n; i++) {
-        free(recs[i].pk);
-        free(recs[i].sk);
-        cJSON_Delete(recs[i].image);
-    }
+    for (size_t i = 0; i < n; i++)
+        record_clear(&recs[i]);
     free(recs);
 }
 

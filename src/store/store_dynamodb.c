@@ -354,12 +354,32 @@ static int dy_get(struct store *s, const char *pk, const char *sk, bool consiste
     return rc;
 }
 
+/* Sends a PutItem/DeleteItem body whose key/item and condition are set:
+ * attaches the expression, asks for the old image (its size is the
+ * write's charge) and the consumed capacity.  Returns 0 or the call's
+ * error. */
+static int write_old(struct dy *d, const char *target, struct ddb_expr *x, cJSON *req,
+                     size_t *bytes)
+{
+    cJSON *resp = NULL;
+    ddb_expr_attach(x, req);
+    cJSON_AddStringToObject(req, "ReturnValues", "ALL_OLD");
+    cJSON_AddStringToObject(req, "ReturnConsumedCapacity", "TOTAL");
+    int rc = ddb_call(d->h, target, req, &resp, NULL);
+    if (!rc) {
+        *bytes = image_size(resp, "Attributes", NULL);
+        committed(d);
+    }
+    cJSON_Delete(resp);
+    return rc;
+}
+
 static int dy_put(struct store *s, const cJSON *item, size_t item_size,
                   const struct store_cond *cond, size_t *bytes)
 {
     struct dy *d = dy_of(s);
     struct ddb_expr x;
-    cJSON *req = new_req(d), *resp = NULL, *m = ddb_marshal_item(item);
+    cJSON *req = new_req(d), *m = ddb_marshal_item(item);
     int rc = m ? 0 : ERR_INVALID;
     (void)item_size;
     ddb_expr_init(&x, now_s(d));
@@ -367,19 +387,10 @@ static int dy_put(struct store *s, const cJSON *item, size_t item_size,
         cJSON_AddItemToObject(req, "Item", m);
         rc = add_cond(&x, req, cond, false);
     }
-    if (!rc) {
-        ddb_expr_attach(&x, req);
-        cJSON_AddStringToObject(req, "ReturnValues", "ALL_OLD");
-        cJSON_AddStringToObject(req, "ReturnConsumedCapacity", "TOTAL");
-        rc = ddb_call(d->h, T_PUT, req, &resp, NULL);
-    }
-    if (!rc) {
-        *bytes = image_size(resp, "Attributes", NULL);
-        committed(d);
-    }
+    if (!rc)
+        rc = write_old(d, T_PUT, &x, req, bytes);
     ddb_expr_free(&x);
     cJSON_Delete(req);
-    cJSON_Delete(resp);
     return rc;
 }
 
@@ -388,24 +399,15 @@ static int dy_del(struct store *s, const char *pk, const char *sk, const struct 
 {
     struct dy *d = dy_of(s);
     struct ddb_expr x;
-    cJSON *req = new_req(d), *resp = NULL;
+    cJSON *req = new_req(d);
     int rc;
     ddb_expr_init(&x, now_s(d));
     cJSON_AddItemToObject(req, "Key", key_map(pk, sk));
     rc = add_cond(&x, req, cond, false);
-    if (!rc) {
-        ddb_expr_attach(&x, req);
-        cJSON_AddStringToObject(req, "ReturnValues", "ALL_OLD");
-        cJSON_AddStringToObject(req, "ReturnConsumedCapacity", "TOTAL");
-        rc = ddb_call(d->h, T_DELETE, req, &resp, NULL);
-    }
-    if (!rc) {
-        *bytes = image_size(resp, "Attributes", NULL);
-        committed(d);
-    }
+    if (!rc)
+        rc = write_old(d, T_DELETE, &x, req, bytes);
     ddb_expr_free(&x);
     cJSON_Delete(req);
-    cJSON_Delete(resp);
     return rc;
 }
 

@@ -1209,3 +1209,20 @@ unsigned long net_requests(const struct net *n)
 {
     return n ? n->requests : 0;
 }
+
+const char *net_state_name(enum stream_state st)
+{
+    switch (st) {
+    case ST_CONNECTING:
+        return "CONNECTING";
+    case ST_LIVE:
+        return "LIVE";
+    case ST_STALLED:
+        return "STALLED";
+    case ST_RETRYING:
+        return "RETRY";
+    case ST_ERROR:
+        break;
+    }
+    return "ERROR";
+}

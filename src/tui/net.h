@@ -30,39 +30,43 @@ enum stream_state {
     ST_ERROR     /* HTTP 4xx other than 408/429: retried every 60 s */
 };
 
+/* The state's label: "CONNECTING", "LIVE", "STALLED", "RETRY", "ERROR". */
+const char *net_state_name(enum stream_state st);
+
 /* What the Health view and the status bar show for one brand's stream. */
 struct stream_info {
     enum stream_state state;
-    int64_t since_ms;          /* wall-clock ms the state was entered */
-    int64_t last_byte_ms;      /* 0: never */
-    int64_t last_event_ms;     /* last threat */
+    int64_t since_ms;      /* wall-clock ms the state was entered */
+    int64_t last_byte_ms;  /* 0: never */
+    int64_t last_event_ms; /* last threat */
     int64_t last_heartbeat_ms;
-    int64_t next_retry_ms;     /* wall clock of the next attempt (RETRYING/ERROR) */
-    unsigned attempt;          /* attempts since the last LIVE */
-    unsigned long reconnects;  /* LIVE entered again after the first time */
-    unsigned long backfilled;  /* rows the reconcile found that the stream missed (set by the glue) */
-    int http_status;           /* last HTTP status, 0 before any */
+    int64_t next_retry_ms;    /* wall clock of the next attempt (RETRYING/ERROR) */
+    unsigned attempt;         /* attempts since the last LIVE */
+    unsigned long reconnects; /* LIVE entered again after the first time */
+    unsigned long
+        backfilled;  /* rows the reconcile found that the stream missed (set by the glue) */
+    int http_status; /* last HTTP status, 0 before any */
     char last_event_id[NET_ID_MAX]; /* sent as Last-Event-ID on reconnect */
-    char error[128];           /* last error text, "" if none */
+    char error[128];                /* last error text, "" if none */
 };
 
 /* The periodic or one-shot requests the dashboard makes. */
 enum poll_kind {
-    POLL_THREATS = 0, /* GET /api/threats?brandId=&limit=50 (reconcile) */
-    POLL_STATS,       /* GET /api/brands?id=                       30 s */
-    POLL_BRAND_SCANS, /* GET /api/brands/scans?brandId=            30 s */
-    POLL_ANALYTICS,   /* GET /api/analytics?brandId=               30 s */
-    POLL_AUDIT,       /* GET /api/audit?limit=3                    30 s */
-    POLL_HEALTH,      /* GET /api/health                           30 s */
-    POLL_OPSLOG,      /* GET /api/ops-log?limit=&days=             15 s */
-    POLL_PARTITIONS,  /* GET /api/admin/partitions                 30 s */
-    POLL_BRANDS,      /* GET /api/brands/list (all brands; admin)  once + 60 s */
-    POLL_PRODUCT,     /* GET /api/products/verify?productId=&metadata=true  on demand */
-    POLL_PRODUCT_SCANS, /* GET /api/scans?productId=&limit=20      on demand */
-    POLL_PRODUCT_EVENTS,/* GET /api/products/events?productId=     on demand */
-    POLL_BRAND_PRODUCTS,/* the brand's products list               on demand */
-    POLL_PROBE,       /* Health view's endpoint probes             60 s */
-    POLL_ACTION,      /* POST/PATCH results (recall, resolve) */
+    POLL_THREATS = 0,    /* GET /api/threats?brandId=&limit=50 (reconcile) */
+    POLL_STATS,          /* GET /api/brands?id=                       30 s */
+    POLL_BRAND_SCANS,    /* GET /api/brands/scans?brandId=            30 s */
+    POLL_ANALYTICS,      /* GET /api/analytics?brandId=               30 s */
+    POLL_AUDIT,          /* GET /api/audit?limit=3                    30 s */
+    POLL_HEALTH,         /* GET /api/health                           30 s */
+    POLL_OPSLOG,         /* GET /api/ops-log?limit=&days=             15 s */
+    POLL_PARTITIONS,     /* GET /api/admin/partitions                 30 s */
+    POLL_BRANDS,         /* GET /api/brands/list (all brands; admin)  once + 60 s */
+    POLL_PRODUCT,        /* GET /api/products/verify?productId=&metadata=true  on demand */
+    POLL_PRODUCT_SCANS,  /* GET /api/scans?productId=&limit=20      on demand */
+    POLL_PRODUCT_EVENTS, /* GET /api/products/events?productId=     on demand */
+    POLL_BRAND_PRODUCTS, /* the brand's products list               on demand */
+    POLL_PROBE,          /* Health view's endpoint probes             60 s */
+    POLL_ACTION,         /* POST/PATCH results (recall, resolve) */
     POLL_KIND_COUNT
 };
 
@@ -77,8 +81,8 @@ struct net_sink {
     /* A request finished: status 0 = transport error (body = message).
      * b = brand index or (size_t)-1 for brand-less requests; tag = the
      * caller's tag for on-demand requests. */
-    void (*on_reply)(void *ud, enum poll_kind k, size_t b, int status, const char *body,
-                     size_t len, double latency_ms, uint64_t tag);
+    void (*on_reply)(void *ud, enum poll_kind k, size_t b, int status, const char *body, size_t len,
+                     double latency_ms, uint64_t tag);
 };
 
 struct net_config {

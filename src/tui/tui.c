@@ -241,22 +241,6 @@ static void plain_backfill(struct app *a, size_t b, int64_t now)
     }
 }
 
-static const char *state_name(enum stream_state s)
-{
-    switch (s) {
-    case ST_CONNECTING:
-        return "CONNECTING";
-    case ST_LIVE:
-        return "LIVE";
-    case ST_STALLED:
-        return "STALLED";
-    case ST_RETRYING:
-        return "RETRY";
-    default:
-        return "ERROR";
-    }
-}
-
 /* --- net sink --- */
 
 static size_t model_index(struct app *a, size_t netb)
@@ -350,8 +334,8 @@ static void sink_state(void *ud, size_t netb, const struct stream_info *info)
     if (info->state == ST_LIVE)
         a->ever_live = true;
     if (a->plain && old != info->state)
-        fprintf(stderr, "stream %s: %s%s%s\n", model_brand_name(a->m, b), state_name(info->state),
-                info->error[0] ? " - " : "", info->error);
+        fprintf(stderr, "stream %s: %s%s%s\n", model_brand_name(a->m, b),
+                net_state_name(info->state), info->error[0] ? " - " : "", info->error);
     mark(a, false);
 }
 

@@ -14,22 +14,6 @@
 #include "tui/view_util.h"
 #include "tui/views.h"
 
-static const char *state_name(enum stream_state s)
-{
-    switch (s) {
-    case ST_LIVE:
-        return "LIVE";
-    case ST_STALLED:
-        return "STALLED";
-    case ST_RETRYING:
-        return "RETRY";
-    case ST_ERROR:
-        return "ERROR";
-    default:
-        return "CONNECTING";
-    }
-}
-
 static enum theme_elem state_elem(enum stream_state s)
 {
     switch (s) {
@@ -208,7 +192,7 @@ static void draw_streams(struct canvas *c, int y, const struct model *m, const s
         ago(ctx->now_ms, s->last_heartbeat_ms, hb, sizeof hb);
         canvas_text(c, 0, y, 11, model_brand_name(m, i), THEME_BASE);
         canvas_putc(c, 12, y, state_glyph(c, s->state), state_elem(s->state));
-        canvas_text(c, 14, y, 10, state_name(s->state), state_elem(s->state));
+        canvas_text(c, 14, y, 10, net_state_name(s->state), state_elem(s->state));
         canvas_printf(c, 24, y, c->w - 24, THEME_BASE, "%-7s %-7s %-7s %5lu %8lu %s", since, ev, hb,
                       s->reconnects, s->backfilled, s->last_event_id[0] ? s->last_event_id : "-");
         if (s->error[0] && y + 1 < c->h && !ctx->compact)
