@@ -16,8 +16,10 @@ check "dashboard goes LIVE" "wait_for 'LIVE 2/2' 10"
 tui_keys 2
 wait_for 'Time +Sev' 3
 # the reconcile fills the feed; let it settle
-for i in $(seq 1 60); do [ "$(feed_rows)" -ge 20 ] && break; sleep 0.05; done
-check "80x24 feed shows exactly 20 threat rows" '[ "$(feed_rows)" -eq 20 ]'
+# (up to 10 s: on a loaded 2-core CI machine the sanitizer build is slow)
+for i in $(seq 1 200); do [ "$(feed_rows)" -ge 20 ] && break; sleep 0.05; done
+n=$(feed_rows)
+check "80x24 feed shows exactly 20 threat rows ($n)" '[ "$n" -eq 20 ]'
 widest=$(cap | { m=0; while IFS= read -r l; do [ ${#l} -gt $m ] && m=${#l}; done; echo $m; })
 check "80x24: nothing past column 80 (widest $widest)" '[ "$widest" -le 80 ]'
 check "80x24: 24 rows, status bar last" '[ "$(cap | wc -l)" -eq 24 ] && cap | tail -n 1 | grep -q "Z *$"'
@@ -47,10 +49,10 @@ t0=$(now_ms)
 wait_for '[?] help' 2
 ms=$(($(now_ms) - t0))
 # TUI.md: 200 ms.  The sanitizer build redraws several times slower than
-# the product build (about 230 ms against 35-80 ms here), so it gets twice
+# the product build (about 230-260 ms against 35-80 ms here), so it gets a wider
 # the budget; the release binary is held to the spec's figure.
 limit=200
-case "$GENUPROOF_BIN" in */san/*) limit=400 ;; esac
+case "$GENUPROOF_BIN" in */san/*) limit=500 ;; esac
 check "back at 80x24 in <= $limit ms (${ms} ms)" '[ "$ms" -le "$limit" ]'
 
 for i in $(seq 1 100); do
