@@ -21,7 +21,7 @@ DEB_PKGS := build-essential pkg-config libev-dev libcjson-dev libsqlite3-dev \
 	libhttp-parser-dev libssl-dev libcurl4-openssl-dev libncurses-dev \
 	libqrencode-dev libpng-dev libcairo2-dev fonts-dejavu-core libmaxminddb-dev \
 	libcmocka-dev zbar-tools curl jq tmux sqlite3 clang libclang-rt-14-dev \
-	openssl perl python3 openjdk-17-jre-headless
+	openssl perl python3 openjdk-17-jre-headless libjemalloc-dev
 # Only when no node/npm is on PATH (the machine's own Node is preferred).
 NODE_PKGS := nodejs npm
 BENCH_PKGS := wrk nginx-light hyperfine
@@ -37,6 +37,11 @@ ifeq ($(strip $(PKG_LIBS)),)
 LIBS := -lcjson -lsqlite3 -lcrypto -lcurl -lncursesw -ltinfo -lqrencode -lpng16 -lcairo \
 	-lev -lhttp_parser -lmaxminddb -lm -lpthread
 endif
+
+# The product binary (not the sanitizer build, whose allocator is ASan's)
+# uses jemalloc when it is installed: glibc's malloc spent a quarter of
+# the verify path in chunk consolidation (docs/benchmarks.md).
+REL_LIBS := $(LIBS) $(shell pkg-config --libs jemalloc 2>/dev/null)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) $(WARN) -MMD -MP
@@ -69,7 +74,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 all: genuproof
 
 genuproof: $(REL_OBJ)
-	$(CC) $(REL_CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(REL_CFLAGS) -o $@ $^ $(REL_LIBS)
 
 $(B)/rel/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -107,7 +112,7 @@ $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 
 $(B)/bench/%: bench/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB) $(LIBS)
+	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB) $(REL_LIBS)
 
 test-build: $(B)/san/genuproof genuproof $(UNIT_BIN) $(FUZZ_REPLAY)
 

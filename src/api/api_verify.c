@@ -6,12 +6,18 @@
  * A counted scan (not metadata=true) writes one scan item with a unique
  * key ([D15]) and bumps the product's and the brand's scanCount through
  * the group-commit counters; the response reports the post-increment
- * count ([D27]).  Warnings are computed here but verify writes no alert:
- * the detector raises alerts from the change stream, once per window.
- * The work per request is bounded: the geographic check reads at most
- * VERIFY_GEO_LIMIT scans of the last 24 h and the burst check counts at
- * most VERIFY_BURST_LIMIT scans of the last hour, whatever the product's
- * history; the current scan is added explicitly ([D28]).
+ * count ([D27]).  On a store without group commit (DynamoDB,
+ * store_counters_by_detector) the request writes the scan item only: the
+ * stream detector folds both counters per batch, and the reported count
+ * is the stored one + 1, lagging by the detector's latency.  Warnings
+ * are computed here but verify writes no alert: the detector raises
+ * alerts from the change stream, once per window.
+ * The work per request is bounded: with the in-process detector keeping
+ * up, both figures come from its per-product window state (one small
+ * item); otherwise the geographic check reads at most VERIFY_GEO_LIMIT
+ * scans of the last 24 h and the burst check counts at most
+ * VERIFY_BURST_LIMIT scans of the last hour, whatever the product's
+ * history.  The current scan is added explicitly ([D28]).
  */
 #include "api/api_verify.h"
 
@@ -21,6 +27,8 @@
 #include <string.h>
 
 #include "api/api_products.h"
+#include "api/app.h"
+#include "api/detect_driver.h"
 #include "api/product_decode.h"
 #include "core/canon.h"
 #include "core/chain.h"
@@ -29,6 +37,9 @@
 #include "core/ids.h"
 #include "core/keys.h"
 #include "core/product.h"
+#include "detect/consumer.h"
+#include "detect/state.h"
+#include "store/store.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -156,6 +167,43 @@ static int burst_count(struct api_req *r, const char *pk, int *n)
     return rc;
 }
 
+/*
+ * The geographic and burst figures from the detector's per-product window
+ * state (detect/state.h) instead of walking the product's scans: one
+ * small item read, whatever the attack rate.  Only when this process runs
+ * the detector and it is keeping up (at most VERIFY_STATE_MAX_LAG stream
+ * records behind the head): the state then misses at most the scans
+ * committed since the detector's last batch, a few milliseconds of
+ * traffic.  Returns false when the state cannot be used (no detector,
+ * lagging, read error); the caller then queries the scans.
+ */
+static bool from_detector_state(struct api_req *r, const char *pk, size_t *countries, int *recent)
+{
+    struct detect_driver *dd = app_detector(r->app);
+    struct detector_stats ds;
+    struct det_state st;
+    uint64_t head = 0;
+    cJSON *item = NULL;
+    const char *names[DET_COUNTRIES_MAX];
+
+    if (!dd || store_stream_head(api_store(r), &head))
+        return false;
+    detector_get_stats(detect_driver_detector(dd), &ds);
+    if (head > ds.checkpoint + VERIFY_STATE_MAX_LAG)
+        return false;
+    int rc = store_get(api_store(r), pk, KEY_SK_DETSTATE, true, &item);
+    if (rc && rc != ERR_NOTFOUND)
+        return false;
+    det_state_init(&st);
+    if (item)
+        det_state_from_item(&st, item);
+    cJSON_Delete(item);
+    *recent = (int)det_state_scans_between(&st, r->now_ms - TIME_HOUR_MS, r->now_ms);
+    det_state_add_scan(&st, r->now_ms, r->country[0] ? r->country : "Unknown");
+    *countries = det_state_countries_between(&st, r->now_ms - TIME_DAY_MS, r->now_ms, names);
+    return true;
+}
+
 /* Writes the scan item E8 (unique SCAN#<ts>#<scanId> key). */
 static int put_scan(struct api_req *r, const cJSON *product, bool authentic)
 {
@@ -197,8 +245,8 @@ static int put_scan(struct api_req *r, const cJSON *product, bool authentic)
 }
 
 /* The counted-scan part of §5 step 7: anomaly reads, the scan write, the
- * counters, and the geographic/burst/velocity warnings.  *scans is the
- * post-increment scanCount. */
+ * counters (unless the detector keeps them), and the geographic/burst/
+ * velocity warnings.  *scans is the post-increment scanCount. */
 static int count_scan(struct api_req *r, struct verify_state *v, const cJSON *product,
                       bool authentic, double *scans)
 {
@@ -208,16 +256,24 @@ static int count_scan(struct api_req *r, struct verify_state *v, const cJSON *pr
     size_t countries = 0;
     int recent = 0, rc;
 
-    rc = geo_countries(r, pk, &countries);
-    if (!rc)
-        rc = burst_count(r, pk, &recent);
+    rc = 0;
+    if (!from_detector_state(r, pk, &countries, &recent)) {
+        rc = geo_countries(r, pk, &countries);
+        if (!rc)
+            rc = burst_count(r, pk, &recent);
+    }
     if (!rc)
         rc = put_scan(r, product, authentic);
     if (rc)
         return rc;
-    *scans = product_scan_count(product) + api_counter_add(r, pk, KEY_SK_META, "scanCount", 1);
-    if (key_brand_pk(&bpk, product_str(product, "brandId")))
-        api_counter_add(r, bpk.s, KEY_SK_STATS, "scanCount", 1);
+    if (store_counters_by_detector(api_store(r))) {
+        /* DynamoDB: the detector folds both counters from the stream. */
+        *scans = product_scan_count(product) + 1;
+    } else {
+        *scans = product_scan_count(product) + api_counter_add(r, pk, KEY_SK_META, "scanCount", 1);
+        if (key_brand_pk(&bpk, product_str(product, "brandId")))
+            api_counter_add(r, bpk.s, KEY_SK_STATS, "scanCount", 1);
+    }
 
     if (countries >= 3)
         warn(v, api_printf(r, "Product scanned from %zu different countries in 24h", countries));

@@ -10,6 +10,9 @@
  * work of one verify never grows with the product's scan history. */
 #define VERIFY_BURST_LIMIT 11
 #define VERIFY_GEO_LIMIT   200
+/* Stream records the in-process detector may be behind for verify to use
+ * its per-product window state instead of querying the scans. */
+#define VERIFY_STATE_MAX_LAG 5000
 
 void api_products_verify(struct api_req *r);
 

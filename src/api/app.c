@@ -12,6 +12,7 @@
  * metrics.
  */
 #include "api/app.h"
+#include "api/detect_driver.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -450,6 +451,8 @@ int app_commit(void *arg)
         rc = counters_flush(a->counters, a->store);
     else
         counters_clear(a->counters);
+    if (!rc && a->detector && store_batch_active(a->store))
+        detect_driver_join(a->detector);
     if (store_batch_active(a->store)) {
         if (rc)
             store_batch_abort(a->store);

@@ -48,6 +48,19 @@ struct detect_driver *detect_driver_new(struct app *a, const struct detect_drive
 /* Stops the watchers, unregisters from the app and frees the detector. */
 void detect_driver_free(struct detect_driver *d);
 
+/*
+ * Called by the server's group commit (app_commit) with its batch open and
+ * about to commit: when records are waiting, runs the detector's batches
+ * (up to the time budget) as sub-batches of that batch (store.h), so one
+ * commit carries the requests' writes and the detector's effects with its
+ * checkpoint.  A failed detector batch is undone alone; if the group
+ * commit then fails, the detector's checkpoint goes back with it and the
+ * records are processed again.  The loop's own detector run is skipped in
+ * an iteration that joined (the next one catches up if the server goes
+ * quiet).
+ */
+void detect_driver_join(struct detect_driver *d);
+
 /* The detector (stats, tests). */
 struct detector *detect_driver_detector(struct detect_driver *d);
 

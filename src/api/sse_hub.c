@@ -702,26 +702,42 @@ int sse_hub_pump(struct sse_hub *h)
     size_t budget = SSE_HUB_PUMP_BUDGET;
     bool more = false, blocked = false;
 
+    if (h->reg.nopen == 0) {
+        /* Nobody listens: nothing to format.  A subscriber that comes
+         * later starts at the position then, or replays from its
+         * Last-Event-ID with its own cursor. */
+        h->pos = h->durable;
+        return 0;
+    }
+    /* Only alert writes (and scan inserts when someone follows scans)
+     * are parsed; the store skips every other record in SQL. */
+    static const char *const alerts_only[] = {KEY_PFX_ALERT};
+    static const char *const alerts_scans[] = {KEY_PFX_ALERT, KEY_PFX_SCAN};
+    struct stream_filter f = {
+        .kinds = STREAM_KIND_BIT(STORE_INSERT) | STREAM_KIND_BIT(STORE_MODIFY),
+        .sk_prefixes = h->nscans ? alerts_scans : alerts_only,
+        .nsk = h->nscans ? 2 : 1,
+    };
     while (h->pos < h->durable && budget > 0) {
         struct stream_record *recs = NULL;
-        size_t n = 0, max = budget < SSE_HUB_CHUNK ? budget : SSE_HUB_CHUNK;
-        int rc = store_stream_read(h->store, h->pos, max, &recs, &n);
+        size_t n = 0, examined = 0, max = budget < SSE_HUB_CHUNK ? budget : SSE_HUB_CHUNK;
+        uint64_t last = h->pos;
+        int rc = store_stream_read_filtered(h->store, h->pos, max, &f, &recs, &n, &last, &examined);
         if (rc) {
             log_msg(LOG_WARN, NULL, "sse: stream read failed: %s", err_str(rc));
             return rc;
         }
-        if (n == 0 || recs[0].seq > h->durable) {
+        if (examined == 0) {
             /* nothing (left) at or below the durable sequence: trimmed */
             store_stream_free(recs, n);
             h->pos = h->durable;
             break;
         }
-        for (size_t i = 0; i < n && recs[i].seq <= h->durable; i++) {
+        for (size_t i = 0; i < n && recs[i].seq <= h->durable; i++)
             process_live(h, &recs[i]);
-            h->pos = recs[i].seq;
-        }
+        h->pos = last < h->durable ? last : h->durable;
         store_stream_free(recs, n);
-        budget -= n;
+        budget -= examined;
     }
     struct sse_node *n, *next;
     for (n = h->replay; n; n = next) {

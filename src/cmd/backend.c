@@ -257,7 +257,9 @@ static int start_services(struct backend *b, const struct opt_values *o,
             struct ddb_detector_config dc = {.s = b->store,
                                              .endpoint = opt_str(o, "dynamodb"),
                                              .table = opt_str(o, "table"),
-                                             .batch_size = (size_t)opt_int(o, "detector-batch")};
+                                             .batch_size = (size_t)opt_int(o, "detector-batch"),
+                                             .fold_scan_counts =
+                                                 store_counters_by_detector(b->store)};
             b->ddb_det = ddb_detector_new(&dc, err, sizeof err);
             if (!b->ddb_det || ddb_detector_start(b->ddb_det, b->loop)) {
                 log_error("Streams detector: %s", b->ddb_det ? "cannot start" : err);

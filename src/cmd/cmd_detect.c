@@ -35,7 +35,7 @@ static const struct opt_def detect_options[] = {
      "shard lease period; a dead worker's shards move within two periods"},
     {"batch", OPT_INT, "N", "100", 1, 1000, NULL, NULL, 0,
      "stream records per batch (GetRecords Limit)"},
-    {"poll-ms", OPT_INT, "MS", "1000", 10, 60000, NULL, NULL, 0,
+    {"poll-ms", OPT_INT, "MS", "250", 10, 60000, NULL, NULL, 0,
      "wait between polls of an idle shard (scaled by GENUPROOF_TIME_SCALE)"},
     {NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
@@ -106,7 +106,8 @@ int cmd_detect(int argc, char **argv)
                                          .worker_id = opt_str(&v, "worker-id"),
                                          .lease_s = (double)opt_int(&v, "lease-s"),
                                          .batch_size = (size_t)opt_int(&v, "batch"),
-                                         .poll_s = (double)opt_int(&v, "poll-ms") / 1000.0};
+                                         .poll_s = (double)opt_int(&v, "poll-ms") / 1000.0,
+                                         .fold_scan_counts = store_counters_by_detector(s)};
         d = ddb_detector_new(&dc, err, sizeof(err));
     }
     if (!d) {

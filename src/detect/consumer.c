@@ -28,6 +28,7 @@
 #include "core/timeutil.h"
 #include "detect/dlq.h"
 #include "detect/process.h"
+#include "detect/state.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/timescale.h"
@@ -49,6 +50,13 @@ struct detector {
     detector_fault_fn fault;
     void *fault_arg;
     struct detector_stats st;
+    /* Window-state cache (NULL when off or the store cannot tell other
+     * writers apart) and what it was valid for: the checkpoint this
+     * detector committed last, the store's data version inside that
+     * batch, and the count of uncached state writes seen before it. */
+    struct det_state_cache *cache;
+    bool cache_valid;
+    uint64_t cache_cp, cache_dv, cache_gen;
 };
 
 static int64_t wall_ms(const struct detector *d)
@@ -92,17 +100,55 @@ struct detector *detector_new(struct store *s, const struct detector_config *cfg
     c.reader = d->reader;
     d->cfg = c;
     d->span = c.batch_size;
+    if (!c.no_state_cache) {
+        uint64_t v;
+        if (store_data_version(s, &v) == 0)
+            d->cache = det_state_cache_new(c.state_cache_max);
+    }
     return d;
 }
 
 void detector_free(struct detector *d)
 {
+    if (!d)
+        return;
+    det_state_cache_free(d->cache);
     free(d);
 }
 
 void detector_get_stats(const struct detector *d, struct detector_stats *out)
 {
     *out = d->st;
+    out->state_cache_size = d->cache ? det_state_cache_count(d->cache) : 0;
+}
+
+/* Empties the state cache (it may no longer match the stored items). */
+static void cache_drop(struct detector *d)
+{
+    if (!d->cache)
+        return;
+    d->cache_valid = false;
+    if (det_state_cache_count(d->cache) == 0)
+        return;
+    det_state_cache_clear(d->cache);
+    d->st.state_cache_drops++;
+}
+
+/* Inside the batch's transaction (so nobody else can write until it
+ * ends): keeps the cache only when nothing but this detector can have
+ * written window states since its last commit.  *dv and *gen receive
+ * what the batch's commit makes the cache valid for. */
+static int cache_check(struct detector *d, uint64_t after, uint64_t *dv, uint64_t *gen)
+{
+    int rc;
+
+    *gen = det_proc_uncached_state_writes();
+    rc = store_data_version(d->s, dv);
+    if (rc)
+        return rc;
+    if (!d->cache_valid || after != d->cache_cp || *dv != d->cache_dv || *gen != d->cache_gen)
+        cache_drop(d);
+    return 0;
 }
 
 void detector_set_fault_hook(struct detector *d, detector_fault_fn fn, void *arg)
@@ -164,13 +210,22 @@ static int try_batch(struct detector *d, uint64_t after, uint64_t last,
         .now_ms = wall_ms(d),
     };
     struct det_proc *p = NULL;
+    uint64_t dv = 0, gen = 0;
     int rc = store_batch_begin(d->s);
 
-    if (rc)
+    if (rc) {
+        cache_drop(d);
         return rc;
-    p = det_proc_new(&pc);
-    if (!p)
-        rc = ERR_NOMEM;
+    }
+    if (d->cache) {
+        rc = cache_check(d, after, &dv, &gen);
+        pc.cache = d->cache;
+    }
+    if (!rc) {
+        p = det_proc_new(&pc);
+        if (!p)
+            rc = ERR_NOMEM;
+    }
     for (size_t i = 0; !rc && i < n; i++)
         rc = det_proc_add(p, &recs[i]);
     if (!rc)
@@ -181,8 +236,18 @@ static int try_batch(struct detector *d, uint64_t after, uint64_t last,
         rc = store_batch_commit(d->s);
     else
         store_batch_abort(d->s);
-    if (!rc)
+    if (!rc) {
         det_proc_get_counts(p, counts);
+        if (d->cache) {
+            det_proc_cache_commit(p);
+            d->cache_valid = true;
+            d->cache_cp = last;
+            d->cache_dv = dv;
+            d->cache_gen = gen;
+        }
+    } else {
+        cache_drop(d);
+    }
     det_proc_free(p);
     return rc;
 }

@@ -21,6 +21,16 @@
  * so the stream never stalls.  Transient errors (throttling, an
  * unavailable backend, timeouts) only back off: they park nothing.
  *
+ * Per-product window states (DETSTATE) are kept in a bounded cache
+ * across batches (detect/state.h), so a product seen again is not read
+ * back.  Every batch still writes its states in its transaction; the
+ * cache takes them only after the commit, and is emptied when a batch
+ * fails, when the checkpoint is not the one this detector committed last,
+ * when another connection committed to the store since the last batch
+ * (store_data_version: other processes on the same file, e.g. the other
+ * workers of `serve --workers`), and when a DLQ replay in this process
+ * wrote states.  A restarted detector starts with an empty cache.
+ *
  * Not thread-safe; one detector per store.
  */
 #ifndef GP_DETECT_CONSUMER_H
@@ -54,22 +64,28 @@ struct detector_config {
      * epoch); NULL -> time_now_ms().  Tests pin it. */
     int64_t (*clock_ms)(void *arg);
     void *clock_arg;
+    /* Window-state cache: most products kept (0 -> DET_STATE_CACHE_DEFAULT);
+     * no_state_cache turns it off (every batch reads the states). */
+    size_t state_cache_max;
+    bool no_state_cache;
 };
 
 /* Counters since detector_new (for /metrics). */
 struct detector_stats {
-    uint64_t batches;        /* committed batches */
-    uint64_t records;        /* stream records consumed (committed), ignored ones included */
-    uint64_t scans, events;  /* records checked */
-    uint64_t ignored;        /* records skipped (not a scan/event insert) */
-    uint64_t alerts_created; /* new alerts (each also +1 threatCount) */
-    uint64_t alerts_updated; /* hits folded into an existing alert */
-    uint64_t opslog;         /* ops-log entries written */
-    uint64_t dlq_parked;     /* records parked in the DLQ */
-    uint64_t errors;         /* failed batch attempts */
-    uint64_t bisections;     /* times a failing batch was split */
-    uint64_t checkpoint;     /* last committed checkpoint */
-    uint64_t last_batch_us;  /* duration of the last committed batch */
+    uint64_t batches;           /* committed batches */
+    uint64_t records;           /* stream records consumed (committed), ignored ones included */
+    uint64_t scans, events;     /* records checked */
+    uint64_t ignored;           /* records skipped (not a scan/event insert) */
+    uint64_t alerts_created;    /* new alerts (each also +1 threatCount) */
+    uint64_t alerts_updated;    /* hits folded into an existing alert */
+    uint64_t opslog;            /* ops-log entries written */
+    uint64_t dlq_parked;        /* records parked in the DLQ */
+    uint64_t errors;            /* failed batch attempts */
+    uint64_t bisections;        /* times a failing batch was split */
+    uint64_t checkpoint;        /* last committed checkpoint */
+    uint64_t last_batch_us;     /* duration of the last committed batch */
+    uint64_t state_cache_drops; /* times the state cache was emptied (not counting empty ones) */
+    uint64_t state_cache_size;  /* states cached now */
 };
 
 struct detector;

@@ -42,14 +42,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "detect/ddb_streams.h"
+#include "store/ddb_streams.h"
 #include "detect/lease.h"
 #include "detect/process.h"
 #include "store/ddb_http.h"
 #include "store/store.h"
 
 #define DDBD_READER_DEFAULT "streams"
-#define DDBD_POLL_DEFAULT_S 1.0
+/* Idle GetRecords period of a shard: 4 calls/s per shard, under the 5/s
+ * DynamoDB Streams allows, and a quarter of the scan->alert budget. */
+#define DDBD_POLL_DEFAULT_S 0.25
 
 struct ev_loop;
 
@@ -66,6 +68,12 @@ struct ddb_detector_config {
     size_t batch_size;     /* records per GetRecords; 0 -> 100, at most DDBS_LIMIT_MAX */
     double poll_s;         /* idle poll period (scaled); 0 -> DDBD_POLL_DEFAULT_S */
     double velocity_min_total, velocity_min_rate; /* 0 -> the defaults */
+    /* Fold the hot scan counters (product META and brand STATS
+     * scanCount) per batch, exactly once with the checkpoint (see
+     * det_proc_cfg.fold_scan_counts).  The DynamoDB wiring sets it from
+     * store_counters_by_detector(): the request path then does not
+     * count scans. */
+    bool fold_scan_counts;
     /* Wall clock (lease expiry, alert times); NULL -> time_now_ms(). */
     int64_t (*clock_ms)(void *arg);
     void *clock_arg;

@@ -17,6 +17,12 @@
  *
  * Lookup tables are small arrays searched with a precomputed hash: a
  * batch holds at most DETECTOR_BATCH_MAX records.
+ *
+ * Global mutable state: uncached_state_writes counts flushes that wrote
+ * window states without going through a state cache (a DLQ replay run by
+ * an API request), so that the consumer's cache, which cannot see those
+ * writes, knows to drop what it holds.  The store is single-threaded, so
+ * is this counter.
  */
 #include "detect/process.h"
 
@@ -59,8 +65,9 @@ struct det_product {
     struct det_claim claim;
     bool state_loaded, state_dirty;
     struct det_state state;
-    char *mark_loaded; /* collect mode: stored detPos, NULL if none */
-    char *mark_new;    /* collect mode: position of the last record applied */
+    char *mark_loaded;  /* collect mode: stored detPos, NULL if none */
+    char *mark_new;     /* collect mode: position of the last record applied */
+    unsigned scans_new; /* collect mode: scans applied in this batch (fold_scan_counts) */
 };
 
 /* Hits on an existing alert are folded here and applied to its item
@@ -100,6 +107,13 @@ struct det_proc {
     struct det_proc_counts counts;
     const char *cur_pos; /* collect mode: position of the record being added */
 };
+
+static uint64_t uncached_state_writes;
+
+uint64_t det_proc_uncached_state_writes(void)
+{
+    return uncached_state_writes;
+}
 
 /* ---------- small helpers ---------- */
 
@@ -257,6 +271,10 @@ static int product_load_state(struct det_proc *p, struct det_product *pr)
 
     if (pr->state_loaded)
         return 0;
+    if (p->cfg.cache && !p->cur_pos && det_state_cache_get(p->cfg.cache, pr->pid, &pr->state)) {
+        pr->state_loaded = true;
+        return 0;
+    }
     if (!key_product_pk(&pk, pr->pid))
         return ERR_INVALID;
     rc = store_get(p->cfg.s, pk.s, KEY_SK_DETSTATE, true, &item);
@@ -416,10 +434,8 @@ static int alert_update(struct det_proc *p, struct det_alert *a, const char *ts,
                         const char *const *flags, size_t nflags, const struct classification *c,
                         double latency_ms)
 {
-    const char *id = str_attr(a->item, "alertId");
-    struct key gsk;
-
-    if (!id || !key_threat_gsi1sk(&gsk, p->now_iso, id))
+    /* The write-time sort key is built (and checked) by alert_apply. */
+    if (!str_attr(a->item, "alertId"))
         return ERR_INVALID;
     if (a->pending == 0 || strcmp(ts, a->pending_last) > 0)
         copy_cut(a->pending_last, sizeof(a->pending_last), ts);
@@ -635,6 +651,31 @@ static const char *record_time(const cJSON *img, const char *key_ts, int64_t *ms
     return ts;
 }
 
+/* The scan's string attributes in one pass over the image, each as
+ * str_attr() would give it (the first attribute of that name; NULL when
+ * absent or not a string). */
+static void scan_attrs(const cJSON *img, struct det_scan *sc)
+{
+    static const char *const names[] = {"country",   "city",        "ip",
+                                        "userAgent", "fingerprint", "result"};
+    const char **dst[] = {&sc->country,    &sc->city,        &sc->ip,
+                          &sc->user_agent, &sc->fingerprint, &sc->result};
+    unsigned seen = 0, all = (1u << 6) - 1;
+    const cJSON *c;
+
+    for (size_t i = 0; i < 6; i++)
+        *dst[i] = NULL;
+    for (c = img->child; c && seen != all; c = c->next) {
+        for (size_t i = 0; i < 6; i++) {
+            if ((seen & (1u << i)) || !c->string || strcmp(c->string, names[i]) != 0)
+                continue;
+            seen |= 1u << i;
+            *dst[i] = cJSON_IsString(c) ? c->valuestring : NULL;
+            break;
+        }
+    }
+}
+
 static int add_scan(struct det_proc *p, const struct stream_record *r, const char *pid)
 {
     char key_ts[ISO_LEN + 1] = "";
@@ -651,12 +692,7 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
     sc.timestamp = record_time(r->image, key_ts, &sc.ts_ms);
     if (!sc.timestamp)
         return park(p, r, "malformed scan: no valid timestamp");
-    sc.country = str_attr(r->image, "country");
-    sc.city = str_attr(r->image, "city");
-    sc.ip = str_attr(r->image, "ip");
-    sc.user_agent = str_attr(r->image, "userAgent");
-    sc.fingerprint = str_attr(r->image, "fingerprint");
-    sc.result = str_attr(r->image, "result");
+    scan_attrs(r->image, &sc);
 
     rc = product_get(p, pid, &pr);
     if (rc)
@@ -671,6 +707,7 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
     if (replayed(p, pr))
         return 0;
     p->counts.scans++;
+    pr->scans_new++;
 
     det_state_add_scan(&pr->state, sc.ts_ms, sc.country);
     pr->state_dirty = true;
@@ -884,6 +921,11 @@ int det_proc_flush(struct det_proc *p, uint64_t last_seq)
             continue;
         it = det_state_to_item(&pr->state, pr->pid);
         rc = it ? store_put(p->cfg.s, it, NULL) : ERR_INVALID;
+        /* What a later read of the item would give (det_proc_cache_commit). */
+        if (!rc && p->cfg.cache)
+            det_state_from_item(&pr->state, it);
+        else if (!rc)
+            uncached_state_writes++;
         cJSON_Delete(it);
     }
     for (size_t i = 0; !rc && i < p->nalerts; i++) {
@@ -920,6 +962,15 @@ int det_proc_flush(struct det_proc *p, uint64_t last_seq)
     if (!rc)
         rc = store_checkpoint_set(p->cfg.s, p->cfg.reader, last_seq);
     return rc;
+}
+
+void det_proc_cache_commit(struct det_proc *p)
+{
+    if (!p->cfg.cache)
+        return;
+    for (size_t i = 0; i < p->nprods; i++)
+        if (p->prods[i]->state_loaded)
+            det_state_cache_put(p->cfg.cache, p->prods[i]->pid, &p->prods[i]->state);
 }
 
 /* ---------- collect mode ---------- */
@@ -962,7 +1013,8 @@ int det_proc_add_at(struct det_proc *p, const struct stream_record *r, const cha
     return rc;
 }
 
-/* The product's unit: state, alerts, dedup items, brand increment. */
+/* The product's unit: state, alerts, dedup items, brand increments and,
+ * with fold_scan_counts, the product's scanCount. */
 static int collect_product(struct det_proc *p, struct det_product *pr, struct wset *ws)
 {
     size_t created = 0;
@@ -1012,10 +1064,20 @@ static int collect_product(struct det_proc *p, struct det_product *pr, struct ws
         rc = dd ? wset_put(ws, dd, NULL) : ERR_INVALID;
         created++;
     }
-    if (!rc && created) {
+    if (!rc && (created || (p->cfg.fold_scan_counts && pr->scans_new))) {
         if (!key_brand_pk(&bpk, pr->brand_id))
             return ERR_INVALID;
-        wset_add(ws, bpk.s, KEY_SK_STATS, "threatCount", (double)created);
+        if (created)
+            wset_add(ws, bpk.s, KEY_SK_STATS, "threatCount", (double)created);
+    }
+    if (!rc && p->cfg.fold_scan_counts && pr->scans_new) {
+        /* Folded with every other increment of the same item in the
+         * transaction (wset.h): never the item twice. */
+        struct key ppk;
+        if (!key_product_pk(&ppk, pr->pid))
+            return ERR_INVALID;
+        wset_add(ws, ppk.s, KEY_SK_META, "scanCount", (double)pr->scans_new);
+        wset_add(ws, bpk.s, KEY_SK_STATS, "scanCount", (double)pr->scans_new);
     }
     return rc;
 }

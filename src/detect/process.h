@@ -8,7 +8,9 @@
  * (which also moves the reader's checkpoint) and commits.  Everything a
  * batch reads (product META/CLAIM/DETSTATE, dedup items, alerts) is read
  * inside that store batch and cached only for its lifetime (no stale
- * caches, [D51]), and everything it writes reaches the store only in
+ * caches, [D51]); the one exception is the detector's own DETSTATE, which
+ * may come from the consumer's write-through cache (cfg.cache, see
+ * consumer.h).  Everything it writes reaches the store only in
  * det_proc_flush(), so a failed batch leaves no trace.
  *
  * Per scan (INSERT of PRODUCT#<id>/SCAN#...): the product's window state
@@ -36,6 +38,19 @@ struct det_proc_cfg {
     const char *reader; /* checkpoint name */
     struct chk_velocity_cfg velocity;
     int64_t now_ms; /* wall clock of the batch: alert write time, DLQ time */
+    /* Collect mode only (the DynamoDB Streams detector, where the request
+     * path does not count scans: store_counters_by_detector): every scan
+     * applied adds 1 to its product's META scanCount and its brand's
+     * STATS scanCount, inside the product's atomic unit, so a replay
+     * skips them with the rest of the record's effects.  Ignored by
+     * det_proc_flush(). */
+    bool fold_scan_counts;
+    /* Optional (NULL: none), det_proc_flush() mode only: window states
+     * are taken from this cache when present instead of being read, and
+     * det_proc_cache_commit() puts the batch's states into it.  The
+     * caller guarantees that the cache matches the stored items (see
+     * detect/state.h and consumer.c). */
+    struct det_state_cache *cache;
 };
 
 /* What a batch did (valid after det_proc_flush). */
@@ -70,6 +85,16 @@ int det_proc_flush(struct det_proc *p, uint64_t last_seq);
 
 void det_proc_get_counts(const struct det_proc *p, struct det_proc_counts *out);
 
+/* After the store batch holding det_proc_flush() committed: puts the
+ * window state of every product the batch read or wrote into cfg.cache
+ * (no-op without one).  Never call it for a batch that did not commit. */
+void det_proc_cache_commit(struct det_proc *p);
+
+/* How many times a det_proc_flush() without a cache wrote window states
+ * in this process (a DLQ replay does): a cache that saw this number
+ * change may hold a stale state.  Process-wide, see process.c. */
+uint64_t det_proc_uncached_state_writes(void);
+
 /* ---------- collecting mode (the DynamoDB Streams detector) ----------
  *
  * On DynamoDB a batch's effects cannot commit in one transaction, so a
@@ -79,7 +104,9 @@ void det_proc_get_counts(const struct det_proc *p, struct det_proc_counts *out);
  * record the stored state already covers is skipped (a replay), and the
  * state is written on the condition that its detPos is still the one
  * read, together with the product's alerts, dedup items and brand
- * counter increment (one atomic unit, see detect/wset.h).
+ * counter increment (one atomic unit, see detect/wset.h); with
+ * fold_scan_counts the unit also carries the product's and the brand's
+ * scanCount increments for the scans it applied.
  */
 
 struct wset;
@@ -104,7 +131,8 @@ int det_proc_add_at(struct det_proc *p, const struct stream_record *r, const cha
  * Moves the batch's write set into ws instead of writing it: per product
  * one WSET_ATOMIC unit (window state with its detPos condition, alerts
  * with new ones conditional on their absence, new dedup items, the
- * brand's threatCount increment), ops-log entries as WSET_FREE writes
+ * brand's threatCount increment, with fold_scan_counts the scanCount
+ * increments of the product META and the brand STATS), ops-log entries as WSET_FREE writes
  * (their keys are a function of the record: replays rewrite them) and
  * dead letters in WSET_LAST.  The checkpoint is the caller's.  Call at
  * most once, instead of det_proc_flush().  On error returns a negative

@@ -7,14 +7,21 @@
  *    "lastEvent":{"seq":<n>,"hash":"..","timestamp":"..","actor":".."}}
  *
  * Times are stored as epoch milliseconds (exact in a double up to 2^53).
+ *
+ * The state cache is a hash table (chained through entry indices) over an
+ * entry array, with the entries also on a doubly linked LRU list; each
+ * entry keeps only the used part of its state (the countries array is
+ * last in the struct and mostly empty).
  */
 #include "detect/state.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/keys.h"
+#include "util/xalloc.h"
 
 /* Copies src into dst (capacity cap, NUL included), cutting it to fit. */
 static void copy_cut(char *dst, size_t cap, const char *src)
@@ -147,6 +154,15 @@ void det_state_from_item(struct det_state *st, const cJSON *item)
     }
 }
 
+/* Adds v under the constant name (a string literal: not copied). */
+static void add_cs(cJSON *o, const char *name, cJSON *v)
+{
+    if (o && v)
+        cJSON_AddItemToObjectCS(o, name, v);
+    else
+        cJSON_Delete(v);
+}
+
 cJSON *det_state_to_item(const struct det_state *st, const char *product_id)
 {
     struct key pk;
@@ -154,28 +170,33 @@ cJSON *det_state_to_item(const struct det_state *st, const char *product_id)
 
     if (!key_product_pk(&pk, product_id))
         return NULL;
+    /* Attribute names are literals, added without copies: this item is
+     * built once per product and batch. */
     item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "PK", pk.s);
-    cJSON_AddStringToObject(item, "SK", KEY_SK_DETSTATE);
-    cJSON_AddStringToObject(item, "productId", product_id);
-    cJSON_AddNumberToObject(item, "v", DETSTATE_VERSION);
-    cJSON_AddNumberToObject(item, "scans", (double)st->scans);
-    arr = cJSON_AddArrayToObject(item, "recent");
+    add_cs(item, "PK", cJSON_CreateString(pk.s));
+    add_cs(item, "SK", cJSON_CreateString(KEY_SK_DETSTATE));
+    add_cs(item, "productId", cJSON_CreateString(product_id));
+    add_cs(item, "v", cJSON_CreateNumber(DETSTATE_VERSION));
+    add_cs(item, "scans", cJSON_CreateNumber((double)st->scans));
+    arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < st->nrecent; i++)
         cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)st->recent[i]));
-    arr = cJSON_AddArrayToObject(item, "countries");
+    add_cs(item, "recent", arr);
+    arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < st->ncountries; i++) {
         cJSON *pair = cJSON_CreateArray();
         cJSON_AddItemToArray(pair, cJSON_CreateString(st->countries[i].code));
         cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)st->countries[i].last_ms));
         cJSON_AddItemToArray(arr, pair);
     }
+    add_cs(item, "countries", arr);
     if (st->has_event) {
-        ev = cJSON_AddObjectToObject(item, "lastEvent");
-        cJSON_AddNumberToObject(ev, "seq", st->last_event.seq);
-        cJSON_AddStringToObject(ev, "hash", st->last_event.hash);
-        cJSON_AddStringToObject(ev, "timestamp", st->last_event.timestamp);
-        cJSON_AddStringToObject(ev, "actor", st->last_event.actor);
+        ev = cJSON_CreateObject();
+        add_cs(ev, "seq", cJSON_CreateNumber(st->last_event.seq));
+        add_cs(ev, "hash", cJSON_CreateString(st->last_event.hash));
+        add_cs(ev, "timestamp", cJSON_CreateString(st->last_event.timestamp));
+        add_cs(ev, "actor", cJSON_CreateString(st->last_event.actor));
+        add_cs(item, "lastEvent", ev);
     }
     return item;
 }
@@ -221,4 +242,193 @@ void det_state_set_event(struct det_state *st, const struct det_event *ev)
     copy_cut(st->last_event.timestamp, sizeof(st->last_event.timestamp), ev->timestamp);
     st->last_event.ts_ms = ev->ts_ms;
     copy_cut(st->last_event.actor, sizeof(st->last_event.actor), ev->actor);
+}
+
+/* ---------- state cache ---------- */
+
+#define NIL UINT32_MAX
+
+struct cache_ent {
+    char *pid;
+    uint64_t h;
+    uint32_t hnext;        /* next entry of the bucket */
+    uint32_t older, newer; /* LRU neighbours */
+    size_t len;            /* bytes of *st that are kept */
+    struct det_state *st;  /* len bytes allocated */
+};
+
+struct det_state_cache {
+    struct cache_ent *e;
+    size_t n, cap, max;
+    uint32_t *bucket;
+    size_t mask;
+    uint32_t newest, oldest;
+};
+
+static uint64_t pid_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Smallest bucket array; it doubles with the entries (never beyond one
+ * bucket per entry of the largest size), so an idle cache stays small. */
+#define BUCKETS_MIN 64
+
+/* Sizes the bucket array to nb (a power of two) and rechains every entry. */
+static void cache_rehash(struct det_state_cache *c, size_t nb)
+{
+    free(c->bucket);
+    c->bucket = xmalloc(nb * sizeof(*c->bucket));
+    memset(c->bucket, 0xff, nb * sizeof(*c->bucket));
+    c->mask = nb - 1;
+    for (size_t i = 0; i < c->n; i++) {
+        uint32_t *b = &c->bucket[c->e[i].h & c->mask];
+        c->e[i].hnext = *b;
+        *b = (uint32_t)i;
+    }
+}
+
+struct det_state_cache *det_state_cache_new(size_t max_entries)
+{
+    struct det_state_cache *c = xcalloc(1, sizeof(*c));
+
+    if (max_entries == 0)
+        max_entries = DET_STATE_CACHE_DEFAULT;
+    if (max_entries > (size_t)1 << 24)
+        max_entries = (size_t)1 << 24;
+    c->max = max_entries;
+    c->newest = c->oldest = NIL;
+    cache_rehash(c, BUCKETS_MIN);
+    return c;
+}
+
+void det_state_cache_clear(struct det_state_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->e[i].pid);
+        free(c->e[i].st);
+    }
+    c->n = 0;
+    memset(c->bucket, 0xff, (c->mask + 1) * sizeof(*c->bucket));
+    c->newest = c->oldest = NIL;
+}
+
+void det_state_cache_free(struct det_state_cache *c)
+{
+    if (!c)
+        return;
+    det_state_cache_clear(c);
+    free(c->e);
+    free(c->bucket);
+    free(c);
+}
+
+size_t det_state_cache_count(const struct det_state_cache *c)
+{
+    return c->n;
+}
+
+static uint32_t cache_find(const struct det_state_cache *c, const char *pid, uint64_t h)
+{
+    for (uint32_t i = c->bucket[h & c->mask]; i != NIL; i = c->e[i].hnext)
+        if (c->e[i].h == h && strcmp(c->e[i].pid, pid) == 0)
+            return i;
+    return NIL;
+}
+
+static void lru_unlink(struct det_state_cache *c, uint32_t i)
+{
+    struct cache_ent *e = &c->e[i];
+    if (e->older != NIL)
+        c->e[e->older].newer = e->newer;
+    else
+        c->oldest = e->newer;
+    if (e->newer != NIL)
+        c->e[e->newer].older = e->older;
+    else
+        c->newest = e->older;
+}
+
+static void lru_push(struct det_state_cache *c, uint32_t i)
+{
+    struct cache_ent *e = &c->e[i];
+    e->newer = NIL;
+    e->older = c->newest;
+    if (c->newest != NIL)
+        c->e[c->newest].newer = i;
+    c->newest = i;
+    if (c->oldest == NIL)
+        c->oldest = i;
+}
+
+static void hash_unlink(struct det_state_cache *c, uint32_t i)
+{
+    uint32_t *link = &c->bucket[c->e[i].h & c->mask];
+    while (*link != i)
+        link = &c->e[*link].hnext;
+    *link = c->e[i].hnext;
+}
+
+bool det_state_cache_get(struct det_state_cache *c, const char *product_id, struct det_state *out)
+{
+    uint32_t i = cache_find(c, product_id, pid_hash(product_id));
+
+    if (i == NIL)
+        return false;
+    det_state_init(out);
+    memcpy(out, c->e[i].st, c->e[i].len);
+    if (c->newest != i) {
+        lru_unlink(c, i);
+        lru_push(c, i);
+    }
+    return true;
+}
+
+void det_state_cache_put(struct det_state_cache *c, const char *product_id,
+                         const struct det_state *st)
+{
+    uint64_t h = pid_hash(product_id);
+    uint32_t i = cache_find(c, product_id, h);
+    size_t nc = st->ncountries < DET_COUNTRIES_MAX ? st->ncountries : DET_COUNTRIES_MAX;
+    size_t len = offsetof(struct det_state, countries) + nc * sizeof(st->countries[0]);
+    struct cache_ent *e;
+
+    if (i != NIL) {
+        lru_unlink(c, i);
+    } else if (c->n < c->max) {
+        if (c->n == c->cap) {
+            c->cap = c->cap ? c->cap * 2 : 64;
+            if (c->cap > c->max)
+                c->cap = c->max;
+            c->e = xrealloc(c->e, c->cap * sizeof(*c->e));
+        }
+        if (c->n > c->mask)
+            cache_rehash(c, (c->mask + 1) * 2); /* before the new entry exists */
+        i = (uint32_t)c->n++;
+        memset(&c->e[i], 0, sizeof(c->e[i]));
+    } else {
+        /* Full: the least recently used entry makes room. */
+        i = c->oldest;
+        lru_unlink(c, i);
+        hash_unlink(c, i);
+        free(c->e[i].pid);
+        c->e[i].pid = NULL;
+    }
+    e = &c->e[i];
+    if (!e->pid) {
+        e->pid = xstrdup(product_id);
+        e->h = h;
+        e->hnext = c->bucket[h & c->mask];
+        c->bucket[h & c->mask] = i;
+    }
+    if (e->len != len) {
+        e->st = xrealloc(e->st, len);
+        e->len = len;
+    }
+    memcpy(e->st, st, len);
+    e->st->ncountries = nc;
+    lru_push(c, i);
 }

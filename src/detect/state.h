@@ -41,10 +41,12 @@ struct det_state {
     uint64_t scans;                      /* scans processed so far */
     size_t nrecent;                      /* entries in recent[] */
     int64_t recent[DET_BURST_MIN_SCANS]; /* newest scan times, ascending */
+    bool has_event;                      /* last_event is set */
+    struct det_prev_event last_event;
+    /* Last, so that a copy may stop after the ncountries used (the state
+     * cache keeps only those). */
     size_t ncountries;
     struct det_country countries[DET_COUNTRIES_MAX];
-    bool has_event; /* last_event is set */
-    struct det_prev_event last_event;
 };
 
 /* An empty state (no scans, no countries, no event). */
@@ -82,5 +84,39 @@ size_t det_state_countries_between(const struct det_state *st, int64_t from_ms, 
 
 /* Makes ev the last event seen (hash and actor are copied, cut to fit). */
 void det_state_set_event(struct det_state *st, const struct det_event *ev);
+
+/* ---------- state cache ----------
+ *
+ * The embedded consumer keeps the states it wrote (or read) in memory
+ * across batches, so that a product seen again needs no DETSTATE read and
+ * parse.  It is write-through: the item is still written in every batch's
+ * transaction, and the consumer puts a batch's states into the cache only
+ * after that transaction committed.  The cache holds exactly what the
+ * stored item would load to (callers put det_state_from_item() of the
+ * item they wrote).  The consumer empties it whenever it cannot be sure
+ * the stored items are still its own (a failed batch, a checkpoint or a
+ * writer it does not know about, see consumer.c).  Bounded: beyond
+ * max_entries the least recently used state is dropped.  Not thread-safe.
+ */
+
+/* Default capacity; an entry costs about 400 bytes plus 56 per country. */
+#define DET_STATE_CACHE_DEFAULT 16384
+
+struct det_state_cache;
+
+/* A new, empty cache of at most max_entries states (0 -> default). */
+struct det_state_cache *det_state_cache_new(size_t max_entries);
+void det_state_cache_free(struct det_state_cache *c);
+/* Copies the cached state of product_id into *out and returns true (the
+ * entry becomes the most recently used); false when it is not cached. */
+bool det_state_cache_get(struct det_state_cache *c, const char *product_id, struct det_state *out);
+/* Caches (or replaces) the state of product_id, dropping the least
+ * recently used entry when full. */
+void det_state_cache_put(struct det_state_cache *c, const char *product_id,
+                         const struct det_state *st);
+/* Drops every entry. */
+void det_state_cache_clear(struct det_state_cache *c);
+/* Entries cached now. */
+size_t det_state_cache_count(const struct det_state_cache *c);
 
 #endif

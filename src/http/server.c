@@ -726,6 +726,23 @@ static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
     if (d == 0)
         return;
     ev_tstamp left = d - ev_now(loop);
+    if (left <= 1e-4 && ev_is_active(&c->rio)) {
+        /* The loop may have been held past the deadline (a slow store
+         * call) while the client's bytes were already waiting, and this
+         * timer can run before the read watcher in the same iteration:
+         * read them first.  Header and body deadlines count from the
+         * phase's start, so a slow client still times out. */
+        char one;
+        if (recv(c->fd, &one, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+            conn_on_readable(c);
+            if (c->dead || ev_is_active(&c->tmr))
+                return; /* gone, or its timer re-armed for the new deadline */
+            d = conn_deadline(c);
+            if (d == 0)
+                return;
+            left = d - ev_now(loop);
+        }
+    }
     if (left <= 1e-4) {
         conn_on_timeout(c);
         return;

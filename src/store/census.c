@@ -3,12 +3,15 @@
  * partition census into per-family figures, keeps the hottest keys, and
  * judges each key pattern.
  *
- * The write walk arrives ordered by (pk, second), so one key's seconds
- * are contiguous: the per-key state is a single running record.
+ * The write walk may arrive in any order (the SQLite driver sorts it by
+ * key, the DynamoDB one reports it in stream-time batches), so each
+ * written key keeps a small record in a hash table, up to
+ * CENSUS_KEYS_MAX keys.
  */
 #include "store/census.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/timeutil.h"
@@ -62,65 +65,146 @@ static int on_partition(void *arg, const char *pk, uint64_t items, uint64_t byte
     return 0;
 }
 
-/* The key being folded by the write walk. */
+/* The written keys, followed one by one (open addressing on the shown
+ * key; at most CENSUS_KEYS_MAX, later ones only count in their family). */
+struct keyst {
+    char *pk; /* shown (cut) key, owned; NULL = empty slot */
+    uint64_t hash;
+    struct census_hot hot;
+};
+
 struct walk {
     struct census *c;
-    char pk[CENSUS_PK_SHOW];
-    bool open;
-    struct census_hot cur;
+    struct keyst *slot;
+    size_t nslot, n; /* nslot: power of two, 0 before the first key */
 };
+
+static uint64_t pk_hash(const char *pk)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)pk; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
+/* Higher peak first, then the key in byte order. */
+static bool hot_before(const struct census_hot *a, const struct census_hot *b)
+{
+    if (a->peak_wcu != b->peak_wcu)
+        return a->peak_wcu > b->peak_wcu;
+    return strcmp(a->pk, b->pk) < 0;
+}
 
 static void top_insert(struct census *c, const struct census_hot *h)
 {
     size_t i;
-    if (c->ntop == CENSUS_TOP && h->peak_wcu <= c->top[CENSUS_TOP - 1].peak_wcu)
+    if (c->ntop == CENSUS_TOP && !hot_before(h, &c->top[CENSUS_TOP - 1]))
         return;
     i = c->ntop < CENSUS_TOP ? c->ntop++ : CENSUS_TOP - 1;
-    while (i > 0 && c->top[i - 1].peak_wcu < h->peak_wcu) {
+    while (i > 0 && hot_before(h, &c->top[i - 1])) {
         c->top[i] = c->top[i - 1];
         i--;
     }
     c->top[i] = *h;
 }
 
-static void walk_close(struct walk *w)
+static void walk_grow(struct walk *w)
 {
-    struct census_family *f;
-    if (!w->open)
+    size_t ns = w->nslot ? 2 * w->nslot : 1024;
+    struct keyst *old = w->slot;
+    size_t on = w->nslot;
+    w->slot = calloc(ns, sizeof(*w->slot));
+    if (!w->slot) {
+        w->slot = old; /* keep going with the old table */
         return;
-    f = &w->c->fam[w->cur.family];
-    f->write_keys++;
-    f->writes += w->cur.writes;
-    if (w->cur.peak_wcu > f->peak_wcu) {
-        f->peak_wcu = w->cur.peak_wcu;
-        f->peak_second = w->cur.peak_second;
-        memcpy(f->peak_pk, w->cur.pk, sizeof f->peak_pk);
     }
-    top_insert(w->c, &w->cur);
-    w->open = false;
+    w->nslot = ns;
+    for (size_t i = 0; i < on; i++) {
+        size_t k;
+        if (!old[i].pk)
+            continue;
+        k = (size_t)old[i].hash & (ns - 1);
+        while (w->slot[k].pk)
+            k = (k + 1) & (ns - 1);
+        w->slot[k] = old[i];
+    }
+    free(old);
 }
 
+/* The state of key shown, added when new; NULL when no more keys can be
+ * followed. */
+static struct keyst *walk_key(struct walk *w, const char *shown)
+{
+    uint64_t h = pk_hash(shown);
+    size_t k;
+    if (w->n < CENSUS_KEYS_MAX && 2 * (w->n + 1) > w->nslot)
+        walk_grow(w);
+    if (!w->nslot)
+        return NULL;
+    k = (size_t)h & (w->nslot - 1);
+    while (w->slot[k].pk) {
+        if (w->slot[k].hash == h && !strcmp(w->slot[k].pk, shown))
+            return &w->slot[k];
+        k = (k + 1) & (w->nslot - 1);
+    }
+    if (w->n >= CENSUS_KEYS_MAX || 2 * (w->n + 1) > w->nslot)
+        return NULL;
+    w->slot[k].pk = strdup(shown);
+    if (!w->slot[k].pk)
+        return NULL;
+    w->slot[k].hash = h;
+    memset(&w->slot[k].hot, 0, sizeof(w->slot[k].hot));
+    memcpy(w->slot[k].hot.pk, shown, sizeof(w->slot[k].hot.pk));
+    w->slot[k].hot.family = key_family_of(shown);
+    w->n++;
+    return &w->slot[k];
+}
+
+/* Folds the followed keys into the families' key counts and the top
+ * list, and frees them. */
+static void walk_finish(struct walk *w)
+{
+    for (size_t i = 0; i < w->nslot; i++) {
+        struct keyst *k = &w->slot[i];
+        if (!k->pk)
+            continue;
+        w->c->fam[k->hot.family].write_keys++;
+        top_insert(w->c, &k->hot);
+        free(k->pk);
+    }
+    free(w->slot);
+    w->slot = NULL;
+    w->nslot = w->n = 0;
+}
+
+/* One (key, second) of the write walk; the walk may come in any order
+ * (SQLite: by key; DynamoDB: in stream time batches). */
 static int on_write_second(void *arg, const char *pk, int64_t second, uint64_t writes,
                            uint64_t bytes)
 {
     struct walk *w = arg;
     double wcu = ceil((double)bytes / 1024.0);
     char shown[CENSUS_PK_SHOW];
+    struct census_family *f = &w->c->fam[key_family_of(pk)];
+    struct keyst *k;
     if (wcu < (double)writes)
         wcu = (double)writes;
     copy_pk(shown, pk);
-    if (!w->open || strcmp(shown, w->pk) != 0) {
-        walk_close(w);
-        memset(&w->cur, 0, sizeof w->cur);
-        memcpy(w->pk, shown, sizeof w->pk);
-        memcpy(w->cur.pk, shown, sizeof w->cur.pk);
-        w->cur.family = key_family_of(pk);
-        w->open = true;
+    f->writes += writes;
+    if (wcu > f->peak_wcu || (wcu == f->peak_wcu && wcu > 0 && strcmp(shown, f->peak_pk) < 0)) {
+        f->peak_wcu = wcu;
+        f->peak_second = second;
+        memcpy(f->peak_pk, shown, sizeof f->peak_pk);
     }
-    w->cur.writes += writes;
-    if (wcu > w->cur.peak_wcu) {
-        w->cur.peak_wcu = wcu;
-        w->cur.peak_second = second;
+    k = walk_key(w, shown);
+    if (!k) {
+        w->c->keys_truncated = true;
+        return 0;
+    }
+    k->hot.writes += writes;
+    if (wcu > k->hot.peak_wcu) {
+        k->hot.peak_wcu = wcu;
+        k->hot.peak_second = second;
     }
     return 0;
 }
@@ -177,9 +261,9 @@ int census_collect(struct store *s, int64_t since_ms, int64_t now_ms, struct cen
         return rc;
     out->have_items = rc == 0;
     rc = store_write_seconds(s, since_ms, on_write_second, &w);
+    walk_finish(&w);
     if (rc && rc != ERR_INVALID)
         return rc;
-    walk_close(&w);
     out->have_writes = rc == 0;
     if (!out->have_items && !out->have_writes)
         return ERR_INVALID;
@@ -203,6 +287,9 @@ void census_print(FILE *f, const struct census *c)
     fprintf(f, "Partition census, writes from %s to %s%s%s\n\n", from, to,
             c->have_items ? "" : " (item counts not available from this store)",
             c->have_writes ? "" : " (write rates not available from this store)");
+    if (c->keys_truncated)
+        fprintf(f, "(more than %d keys written: the hottest list follows the first %d)\n\n",
+                CENSUS_KEYS_MAX, CENSUS_KEYS_MAX);
     fprintf(f, "%-26s %8s %9s %11s %9s %9s %8s  %-8s %s\n", "pattern", "keys", "items", "bytes",
             "writes", "peak WCU", "%ceil", "risk", "hottest key");
     for (int i = 0; i < KF_COUNT; i++) {
@@ -245,6 +332,7 @@ cJSON *census_json(const struct census *c)
     cJSON_AddStringToObject(root, "until", iso);
     cJSON_AddBoolToObject(root, "itemCounts", c->have_items);
     cJSON_AddBoolToObject(root, "writeRates", c->have_writes);
+    cJSON_AddBoolToObject(root, "writtenKeysTruncated", c->keys_truncated);
     cJSON_AddNumberToObject(root, "ceilingWcu", CENSUS_WCU_CEILING);
     for (int i = 0; i < KF_COUNT; i++) {
         const struct census_family *fm = &c->fam[i];

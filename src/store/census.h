@@ -25,6 +25,9 @@
 
 #define CENSUS_PK_SHOW 128 /* partition keys are cut to this for display */
 #define CENSUS_TOP     10  /* hottest keys listed */
+/* Written keys followed one by one; beyond, writes still count in their
+ * family (writes, peak) but not in writtenKeys nor the hottest list. */
+#define CENSUS_KEYS_MAX 65536
 /* DynamoDB's per-partition write ceiling. */
 #define CENSUS_WCU_CEILING 1000.0
 
@@ -54,6 +57,7 @@ struct census_hot {
 struct census {
     int64_t since_ms, now_ms;
     bool have_items, have_writes; /* the store supported each walk */
+    bool keys_truncated;          /* more written keys than CENSUS_KEYS_MAX */
     struct census_family fam[KF_COUNT];
     struct census_hot top[CENSUS_TOP]; /* by peak_wcu, highest first */
     size_t ntop;

@@ -94,6 +94,11 @@ bool store_has_stream(const struct store *s)
     return !s->ops->no_stream;
 }
 
+bool store_counters_by_detector(const struct store *s)
+{
+    return s->ops->counters_by_detector;
+}
+
 const char *store_driver_name(const struct store *s)
 {
     return s->ops->name;
@@ -872,6 +877,18 @@ out:
 int store_batch_begin(struct store *s)
 {
     int rc;
+    if (s->sub_mode) {
+        if (s->sub_active)
+            return tally(s, ERR_INVALID);
+        if (s->batch_doomed)
+            return tally(s, ERR_IO);
+        rc = s->ops->sub_begin(s);
+        if (!rc) {
+            s->sub_active = true;
+            s->sub_doomed = false;
+        }
+        return tally(s, rc);
+    }
     if (s->batch_active)
         return tally(s, ERR_INVALID);
     rc = s->ops->batch_begin(s);
@@ -886,6 +903,14 @@ int store_batch_begin(struct store *s)
 int store_batch_commit(struct store *s)
 {
     int rc;
+    if (s->sub_mode) {
+        if (!s->sub_active)
+            return tally(s, ERR_INVALID);
+        rc = s->ops->sub_commit(s);
+        s->sub_active = false;
+        s->sub_doomed = false;
+        return tally(s, rc);
+    }
     if (!s->batch_active)
         return tally(s, ERR_INVALID);
     rc = s->ops->batch_commit(s);
@@ -899,6 +924,13 @@ int store_batch_commit(struct store *s)
 
 void store_batch_abort(struct store *s)
 {
+    if (s->sub_mode) {
+        if (s->sub_active)
+            s->ops->sub_abort(s);
+        s->sub_active = false;
+        s->sub_doomed = false;
+        return;
+    }
     if (!s->batch_active)
         return;
     s->ops->batch_abort(s);
@@ -909,7 +941,28 @@ void store_batch_abort(struct store *s)
 
 bool store_batch_active(const struct store *s)
 {
-    return s->batch_active;
+    return s->sub_mode ? s->sub_active : s->batch_active;
+}
+
+int store_subbatch_enter(struct store *s)
+{
+    if (!s->batch_active || s->batch_doomed || s->sub_mode || !s->ops->sub_begin)
+        return ERR_INVALID;
+    s->sub_mode = true;
+    s->sub_active = false;
+    s->sub_doomed = false;
+    return 0;
+}
+
+void store_subbatch_leave(struct store *s)
+{
+    if (!s->sub_mode)
+        return;
+    if (s->sub_active)
+        s->ops->sub_abort(s);
+    s->sub_mode = false;
+    s->sub_active = false;
+    s->sub_doomed = false;
 }
 
 /* ---------- change stream ---------- */
@@ -1025,6 +1078,16 @@ int store_stream_head(struct store *s, uint64_t *seq)
         return tally(s, ERR_INVALID);
     *seq = 0;
     return tally(s, s->ops->stream_head(s, seq));
+}
+
+int store_data_version(struct store *s, uint64_t *v)
+{
+    if (!v)
+        return ERR_INVALID;
+    *v = 0;
+    if (!s->ops->data_version)
+        return ERR_INVALID;
+    return tally(s, s->ops->data_version(s, v));
 }
 
 int store_checkpoint_get(struct store *s, const char *reader, uint64_t *seq)

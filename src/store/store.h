@@ -92,11 +92,16 @@ struct store_dynamodb_options {
 };
 /* Opens the DynamoDB store and checks the table is reachable.  On error
  * returns NULL and writes a message into err. */
-struct store *store_open_dynamodb(const struct store_dynamodb_options *o, char *err,
-                                  size_t errlen);
+struct store *store_open_dynamodb(const struct store_dynamodb_options *o, char *err, size_t errlen);
 /* False for drivers whose change stream cannot be read with
  * store_stream_read (DynamoDB): callers then need another consumer. */
 bool store_has_stream(const struct store *s);
+/* True for drivers without cross-request group commit (DynamoDB): there
+ * the request path leaves the hot scan counters (a product's META
+ * scanCount, its brand's STATS scanCount) to the stream detector, which
+ * folds them per batch (detect/process.h, fold_scan_counts).  False for
+ * SQLite, where the API folds them into the group commit. */
+bool store_counters_by_detector(const struct store *s);
 const char *store_driver_name(const struct store *s);
 
 /* The store's clock (ms since the epoch): TTL expiry, stream timestamps
@@ -270,6 +275,23 @@ int store_batch_commit(struct store *s);
 void store_batch_abort(struct store *s);
 bool store_batch_active(const struct store *s);
 
+/*
+ * Sub-batch mode, for a component that wants its own all-or-nothing
+ * batches to ride in an open group-commit batch (the in-process detector
+ * joining the server's commit, saving a commit per loop iteration).
+ * Between store_subbatch_enter (only with a batch open; ERR_INVALID
+ * otherwise, or when the driver has no sub-batches) and
+ * store_subbatch_leave, store_batch_begin/commit/abort act on a nested
+ * scope: commit keeps its writes in the open batch (durable only when
+ * that batch commits, and no commit callback fires), abort or a failed
+ * write undoes only the scope's writes, and store_batch_active reports
+ * whether a scope is open.  Leaving aborts a scope still open.  If the
+ * open batch later fails to commit, the scopes' writes are lost with
+ * it: the component must not treat a scope's commit as durable.
+ */
+int store_subbatch_enter(struct store *s);
+void store_subbatch_leave(struct store *s);
+
 /* Called after each successful commit (including implicit ones outside a
  * batch) with the highest stream sequence now durable. */
 typedef void (*store_commit_cb)(void *arg, uint64_t last_seq);
@@ -323,6 +345,13 @@ bool store_stream_match(const struct stream_filter *f, enum store_change kind, c
 /* Highest committed sequence ever assigned (0 for a new store); trimming
  * does not lower it. */
 int store_stream_head(struct store *s, uint64_t *seq);
+/* A number that changes whenever another connection (another process on
+ * the same file) committed to the store since the previous call; this
+ * connection's own commits leave it as it is.  Inside a batch it is read
+ * under the batch's write lock.  Lets a writer that caches what it wrote
+ * know whether someone else may have written meanwhile.  ERR_INVALID for
+ * drivers without it (DynamoDB). */
+int store_data_version(struct store *s, uint64_t *v);
 /* A reader's durable checkpoint (0 when it has none).  Readers are names
  * of 1..256 bytes.  Checkpoints are bookkeeping: writing one makes no
  * stream record; inside a batch it commits with the batch. */
@@ -401,7 +430,9 @@ void store_set_throttle(struct store *s, bool on);
 typedef int (*store_partition_cb)(void *arg, const char *pk, uint64_t items, uint64_t bytes);
 int store_partitions(struct store *s, store_partition_cb cb, void *arg);
 /* Writes per partition key and second since since_ms (stream time):
- * writes = records, bytes = sum of their new images' JSON length. */
+ * writes = records, bytes = sum of their new images' JSON length.  Each
+ * (key, second) comes once, in no promised order (SQLite: by key, then
+ * second; DynamoDB: in batches of stream time, see store/ddb_census.h). */
 typedef int (*store_write_second_cb)(void *arg, const char *pk, int64_t second, uint64_t writes,
                                      uint64_t bytes);
 int store_write_seconds(struct store *s, int64_t since_ms, store_write_second_cb cb, void *arg);

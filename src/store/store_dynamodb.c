@@ -23,6 +23,8 @@
 #include <time.h>
 
 #include "core/canon.h"
+#include "core/ids.h"
+#include "store/ddb_census.h"
 #include "store/ddb_http.h"
 #include "store/ddb_marshal.h"
 #include "store/ddb_table.h"
@@ -980,9 +982,13 @@ static int dy_transact(struct store *s, const struct store_write *w, size_t n, i
     }
     if (rc)
         goto out;
-    /* Idempotency: a retried attempt with the same token is applied once. */
-    snprintf(token, sizeof(token), "gp-%lx-%lx-%lx", (unsigned long)time(NULL),
-             (unsigned long)(uintptr_t)d & 0xffffff, ++d->tokens);
+    /* Idempotency: a retried attempt with the same token is applied once.
+     * Random (35 of the 36 characters DynamoDB allows): forked --workers
+     * share the heap layout and the counter, so anything derived from
+     * them collides across processes (IdempotentParameterMismatch). */
+    memcpy(token, "gp-", 3);
+    ids_random_hex(16, token + 3);
+    d->tokens++;
     cJSON_AddStringToObject(req, "ClientRequestToken", token);
     cJSON_AddStringToObject(req, "ReturnConsumedCapacity", "TOTAL");
     rc = ddb_call(d->h, T_TRANSACT, req, &resp, NULL);
@@ -1107,6 +1113,28 @@ static void dy_close(struct store *s)
     free(d);
 }
 
+/* The partition census (store.h) lives in ddb_census.c. */
+static int dy_partitions(struct store *s, store_partition_cb cb, void *arg)
+{
+    struct dy *d = dy_of(s);
+    return ddb_census_partitions(d->h, d->table, DDBC_SEGMENTS, 0, now_s(d), cb, arg);
+}
+
+static int dy_write_seconds(struct store *s, int64_t since_ms, store_write_second_cb cb, void *arg)
+{
+    struct dy *d = dy_of(s);
+    return ddb_census_write_seconds(d->h, d->table, since_ms, store_now_ms(s), cb, arg);
+}
+
+int store_dynamodb_http_stats(const struct store *s, struct ddb_http_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!s || s->ops->close != dy_close)
+        return ERR_INVALID;
+    ddb_http_stats(((const struct dy *)s)->h, out);
+    return 0;
+}
+
 static const struct store_ops dynamodb_ops = {
     .name = "dynamodb",
     .close = dy_close,
@@ -1127,6 +1155,9 @@ static const struct store_ops dynamodb_ops = {
     .purge_expired = dy_purge_expired,
     .health = dy_health,
     .no_stream = true,
+    .partitions = dy_partitions,
+    .write_seconds = dy_write_seconds,
+    .counters_by_detector = true,
 };
 
 struct store *store_open_dynamodb(const struct store_dynamodb_options *o, char *err, size_t errlen)

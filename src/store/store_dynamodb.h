@@ -18,7 +18,9 @@
  *     reports 0 and store_stream_trim trims nothing;
  *   - TTL purging is DynamoDB's own job: store_purge_expired purges none;
  *     expired items are still hidden from reads, conditions and updates;
- *   - checkpoints are items in the partition STORE_DDB_CHECKPOINT_PK.
+ *   - checkpoints are items in the partition STORE_DDB_CHECKPOINT_PK;
+ *   - the partition census (store_partitions, store_write_seconds) scans
+ *     the table and reads its DynamoDB stream (store/ddb_census.h).
  */
 #ifndef GP_STORE_STORE_DYNAMODB_H
 #define GP_STORE_STORE_DYNAMODB_H
@@ -53,5 +55,11 @@ int ddb_expr_cond(struct ddb_expr *x, struct buf *b, const struct store_cond *c,
 /* Appends the UpdateExpression of the actions to b (empty for none),
  * adding the canonical companions of metadata/data. */
 int ddb_expr_update(struct ddb_expr *x, struct buf *b, const struct store_action *a, size_t n);
+
+/* The driver's HTTP client statistics (calls, retries, consumed
+ * capacity summed from the replies) since open: what `genuproof audit`
+ * reports as its own cost.  ERR_INVALID when s is not a DynamoDB store. */
+struct ddb_http_stats;
+int store_dynamodb_http_stats(const struct store *s, struct ddb_http_stats *out);
 
 #endif

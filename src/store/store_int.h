@@ -58,6 +58,12 @@ struct store_ops {
     int (*batch_begin)(struct store *s);
     int (*batch_commit)(struct store *s);
     void (*batch_abort)(struct store *s);
+    /* Optional (NULL: no sub-batches): a nested scope inside the open
+     * batch; commit keeps its writes in the batch, abort undoes only
+     * them.  A driver sets sub_doomed where it would doom the batch. */
+    int (*sub_begin)(struct store *s);
+    int (*sub_commit)(struct store *s);
+    void (*sub_abort)(struct store *s);
     int (*stream_read)(struct store *s, uint64_t after, size_t max, struct stream_record **recs,
                        size_t *n);
     int (*stream_head)(struct store *s, uint64_t *seq);
@@ -70,6 +76,10 @@ struct store_ops {
     /* Set by drivers whose change stream is not read through this API
      * (DynamoDB: DynamoDB Streams); store_has_stream() reports it. */
     bool no_stream;
+    /* Set by drivers without cross-request group commit (DynamoDB): the
+     * hot scan counters are the detector's; store_counters_by_detector()
+     * reports it. */
+    bool counters_by_detector;
     /* Optional (NULL: store.c reads with stream_read and filters):
      * store_stream_read_filtered() without parsing skipped records. */
     int (*stream_read_filtered)(struct store *s, uint64_t after, size_t max,
@@ -78,6 +88,8 @@ struct store_ops {
     /* Optional (NULL: ERR_INVALID): the partition census of store.h. */
     int (*partitions)(struct store *s, store_partition_cb cb, void *arg);
     int (*write_seconds)(struct store *s, int64_t since_ms, store_write_second_cb cb, void *arg);
+    /* Optional (NULL: ERR_INVALID): store_data_version(). */
+    int (*data_version)(struct store *s, uint64_t *v);
 };
 
 /* The part of every store that store.c manages. */
@@ -97,6 +109,9 @@ struct store {
      * the batch ends, and batch_commit reports the failure. */
     bool batch_active;
     bool batch_doomed;
+    /* Sub-batch state (store_subbatch_enter): sub_mode between enter and
+     * leave, sub_active while a sub-batch is open in it. */
+    bool sub_mode, sub_active, sub_doomed;
     uint64_t batch_writes;
     struct store_stats stats;
 };

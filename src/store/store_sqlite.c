@@ -44,6 +44,8 @@
 #define BODY_MAX (8 * 1024 * 1024)
 /* Stream records deleted per transaction when trimming. */
 #define TRIM_CHUNK 5000
+/* Slots of the "written lately" hint of item_write (a power of two). */
+#define PRESENT_SLOTS 4096
 
 enum { KIND_INSERT = STORE_INSERT, KIND_MODIFY = STORE_MODIFY, KIND_REMOVE = STORE_REMOVE };
 
@@ -55,6 +57,9 @@ enum stmt_id {
     ST_SAVEPOINT,
     ST_RELEASE,
     ST_ROLLBACK_TO,
+    ST_SUB_SAVEPOINT,
+    ST_SUB_RELEASE,
+    ST_SUB_ROLLBACK_TO,
     ST_GET,
     ST_INSERT_NEW,
     ST_REPLACE,
@@ -74,6 +79,7 @@ enum stmt_id {
     ST_TRIM_DELETE,
     ST_EXPIRED,
     ST_PING,
+    ST_DATA_VERSION,
     ST_COUNT
 };
 
@@ -94,6 +100,9 @@ static const char *const SQL[ST_COUNT] = {
     [ST_SAVEPOINT] = "SAVEPOINT op",
     [ST_RELEASE] = "RELEASE op",
     [ST_ROLLBACK_TO] = "ROLLBACK TO op",
+    [ST_SUB_SAVEPOINT] = "SAVEPOINT sub",
+    [ST_SUB_RELEASE] = "RELEASE sub",
+    [ST_SUB_ROLLBACK_TO] = "ROLLBACK TO sub",
     [ST_GET] = "SELECT body, ttl, size FROM items WHERE pk = ?1 AND sk = ?2",
     /* Two statements instead of an upsert: whether the insert changed a
      * row tells INSERT from MODIFY without RETURNING, which would cost
@@ -122,6 +131,7 @@ static const char *const SQL[ST_COUNT] = {
                        "(SELECT seq FROM stream WHERE seq < ?1 ORDER BY seq LIMIT ?2)",
     [ST_EXPIRED] = "SELECT pk, sk FROM items WHERE ttl < ?1 LIMIT ?2",
     [ST_PING] = "SELECT 1",
+    [ST_DATA_VERSION] = "PRAGMA data_version",
 };
 
 static const char SCHEMA[] =
@@ -144,11 +154,16 @@ struct sq {
     sqlite3_stmt *st[ST_COUNT];
     uint64_t committed_head;   /* highest stream seq known committed */
     uint64_t txn_seq;          /* highest seq written in the open transaction */
+    uint64_t sub_seq;          /* txn_seq when the open sub-batch began */
     bool op_wrote;             /* the current write operation changed something */
     bool read_open;            /* a shared read snapshot is open (see read_prepare) */
     int64_t read_since_us;     /* when it was opened, monotonic */
     int fault_at, fault_count; /* test builds: fail the fault_at-th statement */
     struct buf body;           /* scratch: canonical JSON of the item being written */
+    /* Hashes of (pk, sk) this connection wrote lately, direct-mapped: a
+     * blind put of one of them tries the UPDATE first.  Only a hint (a
+     * stale entry costs one statement, never a wrong result). */
+    uint64_t present[PRESENT_SLOTS];
     char last_pk[STORE_PK_MAX + 1], last_sk[STORE_SK_MAX + 1], last_gsk[STORE_SK_MAX + 1];
 };
 
@@ -185,7 +200,7 @@ static int run(struct sq *q, enum stmt_id id)
 #ifdef UNITTEST
     /* Fault injection: the chosen statement fails as if the disk had;
      * rollbacks are spared, they are the way out. */
-    if (q->fault_at && id != ST_ROLLBACK && id != ST_ROLLBACK_TO &&
+    if (q->fault_at && id != ST_ROLLBACK && id != ST_ROLLBACK_TO && id != ST_SUB_ROLLBACK_TO &&
         ++q->fault_count == q->fault_at) {
         sqlite3_clear_bindings(st);
         return ERR_IO;
@@ -282,7 +297,7 @@ static int wtx_begin(struct sq *q, bool multi, struct wtx *w)
     w->savepoint = false;
     q->op_wrote = false;
     if (q->base.batch_active) {
-        if (q->base.batch_doomed)
+        if (q->base.batch_doomed || (q->base.sub_active && q->base.sub_doomed))
             return ERR_IO;
         if (!multi)
             return 0;
@@ -295,9 +310,15 @@ static int wtx_begin(struct sq *q, bool multi, struct wtx *w)
     return run(q, ST_BEGIN);
 }
 
-/* Gives up the open batch after a partial write or a backend rollback. */
+/* Gives up the open batch after a partial write or a backend rollback.
+ * Inside a sub-batch whose transaction is still open only the sub-batch
+ * is given up: its end rolls back to its savepoint. */
 static void doom_batch(struct sq *q)
 {
+    if (q->base.sub_active && !sqlite3_get_autocommit(q->db)) {
+        q->base.sub_doomed = true;
+        return;
+    }
     if (!sqlite3_get_autocommit(q->db))
         run(q, ST_ROLLBACK);
     q->base.batch_doomed = true;
@@ -444,19 +465,63 @@ static void bind_item(sqlite3_stmt *st, const cJSON *item, size_t size, const st
  * PRIOR_UNKNOWN (a blind put: an expired row not yet purged counts as
  * existing, as it does in DynamoDB until TTL deletes it).
  */
+static uint64_t key_hash(const char *pk, const char *sk)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *s = pk; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    h = (h ^ 0xffu) * 1099511628211ULL;
+    for (const char *s = sk; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h | 1; /* never 0, the empty slot */
+}
+
+/*
+ * A blind put of an item this connection wrote lately (the detector's
+ * window states and alerts, rewritten batch after batch) most likely
+ * replaces it: the UPDATE goes first and the INSERT only when it changed
+ * nothing.  Same outcome and stream record as item_write's usual order,
+ * one statement less.  On success *done is true and *inserted tells the
+ * kind; *done false means "go the usual way" (nothing was written).
+ */
+static int write_hinted(struct sq *q, const cJSON *item, size_t size, bool *done, bool *inserted)
+{
+    int rc;
+    *done = *inserted = false;
+    bind_item(q->st[ST_REPLACE], item, size, &q->body);
+    rc = run(q, ST_REPLACE);
+    if (rc || sqlite3_changes(q->db) == 1) {
+        *done = !rc;
+        return rc;
+    }
+    bind_item(q->st[ST_INSERT_NEW], item, size, &q->body);
+    rc = run(q, ST_INSERT_NEW);
+    if (!rc && sqlite3_changes(q->db) != 1)
+        rc = ERR_INTERNAL; /* neither there nor insertable inside our transaction */
+    *done = *inserted = !rc;
+    return rc;
+}
+
 static int item_write(struct sq *q, const cJSON *item, size_t size, enum prior prior)
 {
-    bool inserted = false;
+    bool inserted = false, done = false;
+    uint64_t h = key_hash(str_attr(item, "PK"), str_attr(item, "SK"));
+    uint64_t *slot = &q->present[h & (PRESENT_SLOTS - 1)];
     int rc = 0;
     buf_reset(&q->body);
     if (canon_write(&q->body, item))
         return ERR_TOOBIG;
-    if (prior != PRIOR_PRESENT) {
+    if (prior == PRIOR_UNKNOWN && *slot == h) {
+        rc = write_hinted(q, item, size, &done, &inserted);
+        if (rc)
+            return rc;
+    }
+    if (!done && prior != PRIOR_PRESENT) {
         bind_item(q->st[ST_INSERT_NEW], item, size, &q->body);
         rc = run(q, ST_INSERT_NEW);
         inserted = !rc && sqlite3_changes(q->db) == 1;
     }
-    if (!rc && !inserted) {
+    if (!rc && !done && !inserted) {
         bind_item(q->st[ST_REPLACE], item, size, &q->body);
         rc = run(q, ST_REPLACE);
         if (!rc && sqlite3_changes(q->db) != 1)
@@ -465,6 +530,7 @@ static int item_write(struct sq *q, const cJSON *item, size_t size, enum prior p
     if (rc)
         return rc;
     q->op_wrote = true;
+    *slot = h;
     return stream_add(q, inserted || prior == PRIOR_ABSENT ? KIND_INSERT : KIND_MODIFY,
                       str_attr(item, "PK"), str_attr(item, "SK"), q->body.data, q->body.len);
 }
@@ -913,6 +979,41 @@ static void sq_batch_abort(struct store *s)
     q->txn_seq = 0;
 }
 
+/* Sub-batches (store.h): a savepoint inside the open batch. */
+static int sq_sub_begin(struct store *s)
+{
+    struct sq *q = sq_of(s);
+    q->sub_seq = q->txn_seq;
+    return run(q, ST_SUB_SAVEPOINT);
+}
+
+static void sq_sub_abort(struct store *s)
+{
+    struct sq *q = sq_of(s);
+    if (sqlite3_get_autocommit(q->db)) {
+        /* the backend dropped the whole transaction */
+        q->base.batch_doomed = true;
+        q->txn_seq = 0;
+        return;
+    }
+    run(q, ST_SUB_ROLLBACK_TO);
+    run(q, ST_SUB_RELEASE);
+    q->txn_seq = q->sub_seq;
+}
+
+static int sq_sub_commit(struct store *s)
+{
+    struct sq *q = sq_of(s);
+    int rc = ERR_IO;
+    if (!q->base.sub_doomed && !q->base.batch_doomed && !sqlite3_get_autocommit(q->db)) {
+        rc = run(q, ST_SUB_RELEASE);
+        if (!rc)
+            return 0;
+    }
+    sq_sub_abort(s);
+    return rc;
+}
+
 /*
  * Reads up to max records after `after`; with a filter, records that do
  * not match are only counted (their key columns are compared in place,
@@ -1013,6 +1114,22 @@ static int sq_stream_head(struct store *s, uint64_t *seq)
     sqlite3_reset(st);
     if (*seq > q->committed_head)
         q->committed_head = *seq;
+    return map_rc(rc);
+}
+
+/* PRAGMA data_version: changes when another connection committed.  In a
+ * batch it runs in the batch's transaction (the write lock is held, so
+ * nobody can commit between this and the batch's reads). */
+static int sq_data_version(struct store *s, uint64_t *v)
+{
+    struct sq *q = sq_of(s);
+    sqlite3_stmt *st = q->st[ST_DATA_VERSION];
+    int rc;
+    if (!q->base.batch_active)
+        read_release(q);
+    rc = sqlite3_step(st);
+    *v = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
     return map_rc(rc);
 }
 
@@ -1210,6 +1327,9 @@ static const struct store_ops sqlite_ops = {
     .batch_begin = sq_batch_begin,
     .batch_commit = sq_batch_commit,
     .batch_abort = sq_batch_abort,
+    .sub_begin = sq_sub_begin,
+    .sub_commit = sq_sub_commit,
+    .sub_abort = sq_sub_abort,
     .stream_read = sq_stream_read,
     .stream_head = sq_stream_head,
     .checkpoint_get = sq_checkpoint_get,
@@ -1220,6 +1340,7 @@ static const struct store_ops sqlite_ops = {
     .stream_read_filtered = sq_stream_read_filtered,
     .partitions = sq_partitions,
     .write_seconds = sq_write_seconds,
+    .data_version = sq_data_version,
 };
 
 #ifdef UNITTEST

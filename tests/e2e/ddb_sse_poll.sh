@@ -7,31 +7,19 @@
 # Last-Event-ID resumes with exactly the later alerts.
 set -u
 . "$(dirname "$0")/lib.bash"
-HERE=$(cd "$(dirname "$0")" && pwd)
-TOOLS="$HERE/../tools"
-DDB_DIR="$GP_DIR/ddb"
+. "$(dirname "$0")/ddb_lib.bash"
 ST_PID=""
 TABLE=gp_ssepoll_$$
 N=15
 
 ddb_cleanup() {
     [ -n "$ST_PID" ] && kill "$ST_PID" 2>/dev/null
-    "$TOOLS/ddb_local.sh" stop "$DDB_DIR" >/dev/null 2>&1
+    ddb_stop
     gp_cleanup
 }
 trap ddb_cleanup EXIT
 
-export AWS_ACCESS_KEY_ID=e2e AWS_SECRET_ACCESS_KEY=e2e AWS_REGION=us-east-1
-unset AWS_SESSION_TOKEN AWS_ENDPOINT_URL_DYNAMODB DYNAMODB_TABLE
-
-if ! command -v java >/dev/null || [ ! -d "$HERE/../node_modules/amplify-dynamodb-simulator" ]; then
-    echo "SKIP: DynamoDB Local needs java and tests/node_modules (make deps; cd tests && npm ci)"
-    exit 0
-fi
-PORT=$(timeout 90 "$TOOLS/ddb_local.sh" start "$DDB_DIR") || { fail "DynamoDB Local starts"; gp_finish; }
-EP="http://127.0.0.1:$PORT"
-"$GENUPROOF_BIN" table create --dynamodb "$EP" --table "$TABLE" >/dev/null 2>"$GP_DIR/table.err"
-check "table created" '[ $? -eq 0 ]'
+ddb_start "$TABLE"
 
 # real time: the latency bound is for the 250 ms period
 GENUPROOF_TIME_SCALE=1 gp_start --dynamodb "$EP" --table "$TABLE" --rate-limit 0 || gp_finish

@@ -10,29 +10,19 @@
 # answered ThrottlingException) through which every write still lands.
 set -u
 . "$(dirname "$0")/lib.bash"
-HERE=$(cd "$(dirname "$0")" && pwd)
-TOOLS="$HERE/../tools"
-DDB_DIR="$GP_DIR/ddb"
+. "$(dirname "$0")/ddb_lib.bash"
 PROXY_PID=""
 SECRET=e2e-test-secret
 TABLE=gp_e2e_$$
 
 ddb_cleanup() {
     [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null
-    "$TOOLS/ddb_local.sh" stop "$DDB_DIR" >/dev/null 2>&1
+    ddb_stop
     gp_cleanup
 }
 trap ddb_cleanup EXIT
 
-export AWS_ACCESS_KEY_ID=e2e AWS_SECRET_ACCESS_KEY=e2e AWS_REGION=us-east-1
-unset AWS_SESSION_TOKEN AWS_ENDPOINT_URL_DYNAMODB DYNAMODB_TABLE
-
-if ! command -v java >/dev/null || [ ! -d "$HERE/../node_modules/amplify-dynamodb-simulator" ]; then
-    echo "SKIP: DynamoDB Local needs java and tests/node_modules (make deps; cd tests && npm ci)"
-    exit 0
-fi
-PORT=$(timeout 90 "$TOOLS/ddb_local.sh" start "$DDB_DIR") || { fail "DynamoDB Local starts"; gp_finish; }
-EP="http://127.0.0.1:$PORT"
+ddb_start
 pass "DynamoDB Local answers on port $PORT"
 
 # ---- genuproof table ----

@@ -16,6 +16,7 @@
 
 #include "store/census.h"
 #include "store/store.h"
+#include "store/store_int.h"
 #include "util/err.h"
 
 #define T0 1780000000000LL /* ms, a fixed store clock */
@@ -208,6 +209,65 @@ static void t_callback_stops(void **state)
     assert_int_equal(store_partitions(f->s, NULL, NULL), ERR_INVALID);
 }
 
+/* A driver offering only an unordered write walk (as DynamoDB's, which
+ * reports in stream-time batches). */
+static void fake_close(struct store *s)
+{
+    free(s);
+}
+
+static int fake_write_seconds(struct store *s, int64_t since_ms, store_write_second_cb cb,
+                              void *arg)
+{
+    (void)s;
+    (void)since_ms;
+    int rc = cb(arg, "PRODUCT#B", 12, 1, 100);
+    if (!rc)
+        rc = cb(arg, "PRODUCT#A", 10, 3, 10);
+    if (!rc)
+        rc = cb(arg, "PRODUCT#B", 10, 1, 5000); /* 5 WCU: ties A's peak */
+    if (!rc)
+        rc = cb(arg, "PRODUCT#A", 11, 5, 0);
+    if (!rc)
+        rc = cb(arg, "OPS_LOG#2026-05-28", 11, 2, 0);
+    return rc;
+}
+
+static const struct store_ops fake_ops = {
+    .name = "fake",
+    .close = fake_close,
+    .write_seconds = fake_write_seconds,
+};
+
+static void t_unordered_walk(void **state)
+{
+    (void)state;
+    struct store_options o = {0};
+    struct store *s = calloc(1, sizeof *s);
+    struct census *c = calloc(1, sizeof *c);
+    store_base_init(s, &fake_ops, &o);
+    assert_int_equal(census_collect(s, 0, 20000, c), 0);
+    assert_false(c->have_items);
+    assert_true(c->have_writes);
+    const struct census_family *p = fam(c, "PRODUCT#A");
+    assert_int_equal(p->writes, 10);
+    assert_int_equal(p->write_keys, 2);
+    assert_true(p->peak_wcu == 5.0);
+    assert_string_equal(p->peak_pk, "PRODUCT#A"); /* tie: lower key */
+    assert_int_equal(p->peak_second, 11);
+    assert_int_equal(c->ntop, 3);
+    assert_string_equal(c->top[0].pk, "PRODUCT#A");
+    assert_int_equal(c->top[0].writes, 8);
+    assert_int_equal(c->top[0].peak_second, 11);
+    assert_string_equal(c->top[1].pk, "PRODUCT#B");
+    assert_int_equal(c->top[1].writes, 2);
+    assert_int_equal(c->top[1].peak_second, 10);
+    assert_string_equal(c->top[2].pk, "OPS_LOG#2026-05-28");
+    assert_false(c->keys_truncated);
+    store_close(s);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +275,7 @@ int main(void)
         cmocka_unit_test(t_thresholds),
         cmocka_unit_test_setup_teardown(t_json_and_text, setup, teardown),
         cmocka_unit_test_setup_teardown(t_callback_stops, setup, teardown),
+        cmocka_unit_test(t_unordered_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect/ddb_streams.h"
+#include "store/ddb_streams.h"
 #include "util/err.h"
 
 static cJSON *parse(const char *text)

@@ -84,6 +84,11 @@ static void handle(void *arg, struct http_request *req, struct http_response *re
         atomic_store(&t->committed_flag, 0);
         atomic_store(&t->slow_commit, 1);
     }
+    if (!strcmp(req->path, "/stall")) {
+        /* a handler holding the loop (a slow synchronous store call) */
+        struct timespec ts = {0, 400 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     if (!strcmp(req->path, "/close"))
         res->close = true;
     if (!strcmp(req->path, "/stream")) {
@@ -660,6 +665,31 @@ static void test_header_timeout(void **state)
     tsrv_stop(t);
 }
 
+/* A connection whose request arrived while a handler held the loop past
+ * its header deadline is served, not cut: the bytes were there in time. */
+static void test_timeout_after_stall(void **state)
+{
+    (void)state;
+    time_scale_set(0.01); /* header 0.1 s */
+    struct http_server_config cfg = base_cfg();
+    struct tsrv *t = tsrv_start(&cfg);
+    struct cli *b = cli_open(t->port);
+    struct timespec ts = {0, 30 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* b is accepted: its header clock runs */
+    struct cli *a = cli_open(t->port);
+    cli_send(a, "GET /stall HTTP/1.1\r\nHost: x\r\n\r\n");
+    nanosleep(&ts, NULL); /* the handler holds the loop now */
+    cli_send(b, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_int_equal(cli_read(a, &g_resp, false), 0);
+    assert_int_equal(g_resp.status, 200);
+    assert_int_equal(cli_read(b, &g_resp, false), 0);
+    assert_int_equal(g_resp.status, 200);
+    assert_non_null(strstr(g_resp.body, "/after"));
+    cli_close(a);
+    cli_close(b);
+    tsrv_stop(t);
+}
+
 static void test_idle_timeout(void **state)
 {
     (void)state;
@@ -917,6 +947,7 @@ int main(void)
         cmocka_unit_test_setup(test_connection_close, setup),
         cmocka_unit_test_setup(test_ipv6, setup),
         cmocka_unit_test_setup(test_header_timeout, setup),
+        cmocka_unit_test_setup(test_timeout_after_stall, setup),
         cmocka_unit_test_setup(test_idle_timeout, setup),
         cmocka_unit_test_setup(test_many_idle_connections, setup),
         cmocka_unit_test_setup(test_drain, setup),

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -303,6 +304,140 @@ static void t_faults(void **state)
     cleanup_db(&g_db);
 }
 
+static int commits_seen;
+static void count_commit(void *arg, uint64_t last_seq)
+{
+    (void)arg;
+    (void)last_seq;
+    commits_seen++;
+}
+
+/* Sequences of the stream records, in order, into seqs (at most max). */
+static size_t stream_seqs(struct store *s, uint64_t *seqs, size_t max)
+{
+    struct stream_record *r = NULL;
+    size_t n = 0, k = 0;
+    assert_int_equal(store_stream_read(s, 0, 1000, &r, &n), 0);
+    for (size_t i = 0; i < n && k < max; i++)
+        seqs[k++] = r[i].seq;
+    store_stream_free(r, n);
+    return k;
+}
+
+/*
+ * Sub-batches: a committed scope stays in the open batch and becomes
+ * durable with it (one commit callback), an aborted scope and a scope
+ * whose write failed leave no item and no stream record (sequences stay
+ * dense), and the outer batch going away takes committed scopes along.
+ */
+static void t_subbatch(void **state)
+{
+    (void)state;
+    char err[256];
+    struct store_options o = {.path = g_db.path, .durability = STORE_DURABILITY_NORMAL};
+    cleanup_db(&g_db);
+    struct store *s = store_open_sqlite(&o, err, sizeof(err));
+    assert_non_null(s);
+    store_set_commit_cb(s, count_commit, NULL);
+    commits_seen = 0;
+    int rc = 0;
+
+    /* not without an open batch */
+    assert_int_equal(store_subbatch_enter(s), ERR_INVALID);
+    assert_int_equal(store_batch_begin(s), 0);
+    put_f(s, "outer1", &rc);
+    assert_int_equal(store_subbatch_enter(s), 0);
+    assert_int_equal(store_subbatch_enter(s), ERR_INVALID); /* no nesting of modes */
+    assert_false(store_batch_active(s));                    /* no scope open yet */
+    assert_int_equal(store_batch_begin(s), 0);
+    assert_true(store_batch_active(s));
+    assert_int_equal(store_batch_begin(s), ERR_INVALID); /* one scope at a time */
+    put_f(s, "kept", &rc);
+    assert_int_equal(store_batch_commit(s), 0);
+    assert_false(store_batch_active(s));
+    assert_int_equal(commits_seen, 0); /* nothing durable yet */
+    /* an aborted scope */
+    assert_int_equal(store_batch_begin(s), 0);
+    put_f(s, "dropped", &rc);
+    store_batch_abort(s);
+    /* a scope with a failed conditional write still commits the rest */
+    assert_int_equal(store_batch_begin(s), 0);
+    put_f(s, "kept2", &rc);
+    cJSON *dup = cJSON_CreateObject();
+    cJSON_AddStringToObject(dup, "PK", "F");
+    cJSON_AddStringToObject(dup, "SK", "kept2");
+    struct store_cond ne = {.kind = STORE_COND_NOT_EXISTS};
+    assert_int_equal(store_put(s, dup, &ne), ERR_CONDITION);
+    cJSON_Delete(dup);
+    assert_int_equal(store_batch_commit(s), 0);
+    /* a scope left open is aborted by leave */
+    assert_int_equal(store_batch_begin(s), 0);
+    put_f(s, "left", &rc);
+    store_subbatch_leave(s);
+    assert_true(store_batch_active(s)); /* the outer batch again */
+    put_f(s, "outer2", &rc);
+    assert_int_equal(rc, 0);
+    assert_int_equal(store_batch_commit(s), 0);
+    assert_int_equal(commits_seen, 1);
+
+    assert_true(present(s, "outer1") && present(s, "kept") && present(s, "kept2") &&
+                present(s, "outer2"));
+    assert_false(present(s, "dropped") || present(s, "left"));
+    assert_int_equal(records_of(s, "dropped") + records_of(s, "left"), 0);
+    uint64_t seqs[16];
+    size_t n = stream_seqs(s, seqs, 16);
+    assert_int_equal(n, 4);
+    for (size_t i = 1; i < n; i++)
+        assert_int_equal(seqs[i], seqs[i - 1] + 1);
+
+    /* the outer batch aborted: its committed scope goes too */
+    assert_int_equal(store_batch_begin(s), 0);
+    assert_int_equal(store_subbatch_enter(s), 0);
+    assert_int_equal(store_batch_begin(s), 0);
+    put_f(s, "lost", &rc);
+    assert_int_equal(store_batch_commit(s), 0);
+    store_subbatch_leave(s);
+    store_batch_abort(s);
+    assert_false(present(s, "lost"));
+    assert_int_equal(records_of(s, "lost"), 0);
+
+    /* faults inside a scope: each Nth statement fails; the outer batch's
+     * own writes always survive unless the backend lost the whole
+     * transaction (then the outer commit reports it). */
+    int scope_failed = 0;
+    for (int nth = 1; nth <= 12; nth++) {
+        char sk1[16], sk2[16], sko[16];
+        snprintf(sk1, sizeof sk1, "s%da", nth);
+        snprintf(sk2, sizeof sk2, "s%db", nth);
+        snprintf(sko, sizeof sko, "o%d", nth);
+        int ro = 0, r1 = 0, r2 = 0;
+        assert_int_equal(store_batch_begin(s), 0);
+        put_f(s, sko, &ro);
+        assert_int_equal(ro, 0);
+        assert_int_equal(store_subbatch_enter(s), 0);
+        store_sqlite_fault(s, nth);
+        int rs = store_batch_begin(s);
+        if (!rs) {
+            put_f(s, sk1, &r1);
+            put_f(s, sk2, &r2);
+            rs = (r1 || r2) ? (store_batch_abort(s), r1 ? r1 : r2) : store_batch_commit(s);
+        }
+        store_sqlite_fault(s, 0);
+        store_subbatch_leave(s);
+        int rcommit = store_batch_commit(s);
+        scope_failed += rs != 0;
+        assert_int_equal(rcommit, 0);
+        assert_true(present(s, sko));
+        assert_true(present(s, sk1) == (rs == 0));
+        assert_true(present(s, sk2) == (rs == 0));
+        assert_int_equal(records_of(s, sk1), rs == 0);
+        assert_int_equal(records_of(s, sk2), rs == 0);
+    }
+    assert_true(scope_failed >= 3);
+    store_close(s);
+    cleanup_db(&g_db);
+}
+
 int main(void)
 {
     int fails;
@@ -313,10 +448,9 @@ int main(void)
     snprintf(g_db.path, sizeof(g_db.path), "%s/store.db", tmpl);
     fails = store_conformance_run("store_conformance_sqlite", open_db, cleanup_db, &g_db);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_pragmas),
-        cmocka_unit_test(t_not_a_database),
-        cmocka_unit_test(t_two_connections),
-        cmocka_unit_test(t_faults),
+        cmocka_unit_test(t_pragmas),         cmocka_unit_test(t_not_a_database),
+        cmocka_unit_test(t_two_connections), cmocka_unit_test(t_faults),
+        cmocka_unit_test(t_subbatch),
     };
     fails += cmocka_run_group_tests_name("store_sqlite", tests, NULL, NULL);
     cleanup_db(&g_db);

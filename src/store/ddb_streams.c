@@ -4,7 +4,7 @@
  * Every reply is treated as hostile: shard and record counts, string
  * lengths and sequence numbers are bounded and checked before use.
  */
-#include "detect/ddb_streams.h"
+#include "store/ddb_streams.h"
 
 #include <stdint.h>
 #include <stdlib.h>

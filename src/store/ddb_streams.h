@@ -15,8 +15,8 @@
  * shard and sequence number: unique in practice, used only to name the
  * record's ops-log entries and dead letters.
  */
-#ifndef GP_DETECT_DDB_STREAMS_H
-#define GP_DETECT_DDB_STREAMS_H
+#ifndef GP_STORE_DDB_STREAMS_H
+#define GP_STORE_DDB_STREAMS_H
 
 #include <stdbool.h>
 #include <stddef.h>
