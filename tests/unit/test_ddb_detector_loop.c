@@ -3,7 +3,9 @@
  * a fake Streams endpoint (mini_httpd) and a SQLite store: DescribeStream
  * pages, shard lineage (the child shard is read only after its closed
  * parent is finished), recovery from an ExpiredIteratorException through
- * AFTER_SEQUENCE_NUMBER the checkpoint, and exact alerts.
+ * AFTER_SEQUENCE_NUMBER the checkpoint, and exact alerts; and two workers
+ * on four shards: the first takes them all, gives back what is above its
+ * fair share once the second is alive, and every record is processed once.
  */
 #include "test_detect_fixture.h"
 
@@ -11,6 +13,7 @@
 
 #include "detect/ddb_detector.h"
 #include "mini_httpd.h"
+#include "util/timescale.h"
 
 #define BRAND "b-0001"
 #define T0    "2026-06-20T10:00:00.000Z"
@@ -200,10 +203,124 @@ static void t_loop(void **state)
     fx_close(&f);
 }
 
+/* Four open shards s0..s3, three scans each (product q<i>, three
+ * countries: one geographic alert per product), then nothing more. */
+static void split_handler(void *arg, const struct mini_req *req, int fd)
+{
+    (void)arg;
+    char target[128] = "";
+    cJSON *body = cJSON_Parse(req->body), *out = cJSON_CreateObject();
+    const char *it = cJSON_GetStringValue(cJSON_GetObjectItem(body, "ShardIterator"));
+    const char *shard = cJSON_GetStringValue(cJSON_GetObjectItem(body, "ShardId"));
+
+    mini_header(req, "X-Amz-Target", target, sizeof(target));
+    if (strstr(target, "DescribeTable")) {
+        cJSON *t = cJSON_AddObjectToObject(out, "Table");
+        cJSON_AddStringToObject(t, "LatestStreamArn", "arn:aws:dynamodb:local:0:table/t/stream/y");
+    } else if (strstr(target, "DescribeStream")) {
+        cJSON *d = cJSON_AddObjectToObject(out, "StreamDescription");
+        cJSON *arr = cJSON_AddArrayToObject(d, "Shards");
+        for (int i = 0; i < 4; i++) {
+            char id[16], start[24];
+            cJSON *sh = cJSON_CreateObject();
+            snprintf(id, sizeof id, "s%d", i);
+            snprintf(start, sizeof start, "%d", 100 * (i + 1));
+            cJSON_AddStringToObject(sh, "ShardId", id);
+            cJSON_AddStringToObject(cJSON_AddObjectToObject(sh, "SequenceNumberRange"),
+                                    "StartingSequenceNumber", start);
+            cJSON_AddItemToArray(arr, sh);
+        }
+    } else if (strstr(target, "GetShardIterator")) {
+        const char *after = cJSON_GetStringValue(cJSON_GetObjectItem(body, "SequenceNumber"));
+        char iter[96];
+        snprintf(iter, sizeof(iter), "%s|%s", shard ? shard : "?", after ? "tail" : "H");
+        cJSON_AddStringToObject(out, "ShardIterator", iter);
+    } else if (strstr(target, "GetRecords") && it) {
+        cJSON *recs = cJSON_AddArrayToObject(out, "Records");
+        int i = it[0] == 's' && it[1] >= '0' && it[1] <= '3' ? it[1] - '0' : -1;
+        if (i >= 0 && strcmp(it + 2, "|H") == 0) {
+            static const char *const cc[] = {"US", "FR", "JP"};
+            char pid[16];
+            snprintf(pid, sizeof pid, "q%d", i);
+            for (unsigned k = 0; k < 3; k++)
+                add_record(recs, pid, 100 * ((unsigned)i + 1) + k, 5.0 * k, cc[k]);
+        }
+        char next[32];
+        snprintf(next, sizeof next, "%.2s|tail", it);
+        cJSON_AddStringToObject(out, "NextShardIterator", next);
+    }
+    cJSON_Delete(body);
+    reply_json(fd, out);
+}
+
+static void t_fair_split(void **state)
+{
+    struct fx f;
+    struct mini_httpd *srv;
+    struct ddb_detector *w[2];
+    struct ddb_detector_stats st[2];
+    char url[64], err[256];
+    cJSON *alerts;
+    (void)state;
+
+    /* Lease 2 s, a listing every second.  The real clock: heartbeats
+     * carry a TTL, which the store judges by its own (real) clock. */
+    time_scale_set(0.2);
+    fx_open(&f);
+    for (int i = 0; i < 4; i++) {
+        char pid[16];
+        snprintf(pid, sizeof pid, "q%d", i);
+        fx_product(&f, pid, BRAND, "2026-06-01T00:00:00.000Z");
+    }
+    setenv("AWS_ACCESS_KEY_ID", "test", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "test", 1);
+    setenv("AWS_REGION", "us-east-1", 1);
+    srv = mini_httpd_start(split_handler, NULL);
+    assert_non_null(srv);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", mini_httpd_port(srv));
+    for (int i = 0; i < 2; i++) {
+        struct ddb_detector_config c = {
+            .s = f.s, .endpoint = url, .table = "t", .worker_id = i ? "w2" : "w1"};
+        w[i] = ddb_detector_new(&c, err, sizeof(err));
+        assert_non_null(w[i]);
+    }
+    /* w1 alone first: it takes every shard */
+    size_t n = 0;
+    (void)ddb_detector_step(w[0], &n);
+    ddb_detector_get_stats(w[0], &st[0]);
+    assert_int_equal(st[0].shards_owned, 4);
+    int64_t until = time_mono_ms() + 30000;
+    bool done = false;
+    while (!done && time_mono_ms() < until) {
+        for (int i = 0; i < 2; i++) {
+            (void)ddb_detector_step(w[i], &n);
+            ddb_detector_get_stats(w[i], &st[i]);
+        }
+        done =
+            st[0].shards_owned == 2 && st[1].shards_owned == 2 && st[0].scans + st[1].scans == 12;
+        usleep(2000);
+    }
+    assert_true(done);
+    assert_true(st[1].leases_taken >= 2);
+    /* each record once: 12 scans in all, one alert per product */
+    assert_int_equal(st[0].scans + st[1].scans, 12);
+    alerts = fx_alerts(&f, BRAND);
+    assert_int_equal(fx_count_eq(alerts, "type", "geographic_anomaly"), 4);
+    assert_true(fx_threat_count(&f, BRAND) == 4);
+    cJSON_Delete(alerts);
+
+    ddb_detector_free(w[0]);
+    ddb_detector_free(w[1]);
+    mini_httpd_stop(srv);
+    fx_close(&f);
+    time_scale_set(1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_loop),
+        cmocka_unit_test(t_fair_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
