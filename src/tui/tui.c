@@ -250,11 +250,13 @@ static size_t model_index(struct app *a, size_t netb)
     return netb < a->nnet ? a->net_map[netb] : (size_t)-1;
 }
 
+/* The kiosk banner's text: the type by its label, as the feed shows it
+ * (plain mode keeps the raw type: its lines are for scripts). */
 static void threat_text(const struct threat_row *r, char *out, size_t outlen)
 {
     /* cut to the banner's width: the return value is the full length */
-    if (snprintf(out, outlen, "%s  %s  %s  %s  %s", sev_label(r->sev), r->type, r->product,
-                 r->location, r->details) >= (int)outlen)
+    if (snprintf(out, outlen, "%s  %s  %s  %s  %s", sev_label(r->sev), model_type_label(r->type),
+                 r->product, r->location, r->details) >= (int)outlen)
         out[outlen - 1] = '\0';
 }
 

@@ -48,9 +48,9 @@ check "90 s idle (scaled): >= 4 views shown (${!seen[*]})" '[ "${#seen[@]}" -ge 
 # --- critical takeover ---
 # wait until another view than the feed is up, then raise a CRIT
 for i in $(seq 1 60); do [ "$(view_of "$(cap)")" != feed ] && break; sleep 0.05; done
-fake_ctl "/_ctl/emit?sev=critical&brand=brand-a&type=hash_tamper&n=1" >/dev/null
+fake_ctl "/_ctl/emit?sev=critical&brand=brand-a&type=hash_tampering&n=1" >/dev/null
 t0=$(now_ms)
-check "CRIT: Feed + banner within 2 s" "wait_for 'Time +Sev' 2 && wait_for 'CRIT  hash_tamper|CRIT  Tamper' 2"
+check "CRIT: Feed + banner within 2 s" "wait_for 'Time +Sev' 2 && wait_for 'CRIT  Tampering  ' 2"
 echo "# takeover after $(($(now_ms) - t0)) ms"
 sleep 1.6 # the rotation (1 s) would have moved on: it is paused
 check "rotation paused during the takeover" '[ "$(view_of "$(cap)")" = feed ]'
