@@ -88,14 +88,45 @@ static void arm_retry(struct detect_driver *d)
     ev_timer_start(d->loop, &d->retry);
 }
 
+/* Runs detector batches until the detector is idle or fails, or the
+ * time budget is spent; *more tells the last case (work may remain). */
+static int run_batches(struct detect_driver *d, bool *more)
+{
+    int64_t t0 = time_mono_us();
+    size_t n = 0;
+    int rc;
+
+    *more = false;
+    for (;;) {
+        rc = detector_run_once(d->det, &n);
+        if (rc || n == 0)
+            return rc;
+        if ((double)(time_mono_us() - t0) >= d->budget_us) {
+            *more = true;
+            return 0;
+        }
+    }
+}
+
+/* Logs a change between failing and running once, and arms the timer for
+ * the detector's own delay (backoff or batch window), if any. */
+static void note_result(struct detect_driver *d, int rc)
+{
+    if (rc && rc != d->last_rc)
+        log_warn("detector: %s (backing off)", err_str(rc));
+    else if (!rc && d->last_rc)
+        log_info("detector: running again");
+    d->last_rc = rc;
+    arm_retry(d);
+}
+
 static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     (void)loop;
     (void)revents;
     struct detect_driver *d = w->data;
-    int64_t t0 = time_mono_us();
-    size_t n = 0;
-    int rc = 0;
+    bool more;
+    int rc;
 
     if (d->joined) {
         /* The server is busy and the detector rode in its commit: the
@@ -113,50 +144,28 @@ static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
         spin(d, true);
         return;
     }
-    for (;;) {
-        rc = detector_run_once(d->det, &n);
-        if (rc || n == 0)
-            break;
-        if ((double)(time_mono_us() - t0) >= d->budget_us) {
-            spin(d, true); /* more may remain: let HTTP run, then continue */
-            return;
-        }
-    }
-    if (rc == ERR_CONFLICT && store_batch_active(d->s)) {
-        spin(d, true);
+    rc = run_batches(d, &more);
+    if (more || (rc == ERR_CONFLICT && store_batch_active(d->s))) {
+        spin(d, true); /* more may remain: let HTTP run, then continue */
         return;
     }
-    if (rc && rc != d->last_rc)
-        log_warn("detector: %s (backing off)", err_str(rc));
-    else if (!rc && d->last_rc)
-        log_info("detector: running again");
-    d->last_rc = rc;
+    note_result(d, rc);
     d->pending = false;
     spin(d, false);
-    arm_retry(d);
 }
 
 void detect_driver_join(struct detect_driver *d)
 {
-    int64_t t0 = time_mono_us();
-    size_t n = 0;
-    int rc = 0;
+    bool more;
+    int rc;
 
     if (!d->pending || ev_is_active(&d->retry) || store_subbatch_enter(d->s))
         return;
-    for (;;) {
-        rc = detector_run_once(d->det, &n);
-        if (rc || n == 0 || (double)(time_mono_us() - t0) >= d->budget_us)
-            break;
-    }
+    rc = run_batches(d, &more);
     store_subbatch_leave(d->s);
     d->joined = true;
     d->joins++;
-    if (rc && rc != d->last_rc)
-        log_warn("detector: %s (backing off)", err_str(rc));
-    d->last_rc = rc;
-    if (rc)
-        arm_retry(d);
+    note_result(d, rc);
 }
 
 static void spin_cb(struct ev_loop *loop, ev_idle *w, int revents)
