@@ -8,100 +8,15 @@
  * from the checkpoint, adds nothing; without the flag (and with the
  * embedded SQLite detector) the detector leaves scanCount alone.
  */
-#include "test_detect_fixture.h"
-
-#include "detect/ddb_detector.h"
-#include "detect/process.h"
+#include "test_ddb_fixture.h"
 
 #define BRAND   "b-0042"
 #define T0      "2026-06-20T10:00:00.000Z"
 #define CREATED "2026-06-01T00:00:00.000Z"
 #define SHARD   "shardId-0042"
-#define READER  "streams"
 #define NHOT    23 /* scans of the hot product */
 #define NCOLD   5  /* scans of the other product */
 #define NMANY   70 /* products of the crash scenario */
-
-static int setup(void **state)
-{
-    struct fx *f = calloc(1, sizeof(*f));
-    fx_open(f);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_close(*state);
-    free(*state);
-    return 0;
-}
-
-/* The store's stream as DynamoDB records of one shard. */
-static struct ddbs_record *read_stream(struct fx *f, size_t *n)
-{
-    struct stream_record *sr = NULL;
-    struct ddbs_record *out;
-    size_t k = 0;
-
-    assert_int_equal(store_stream_read(f->s, 0, 10000, &sr, &k), 0);
-    out = calloc(k ? k : 1, sizeof(*out));
-    assert_non_null(out);
-    for (size_t i = 0; i < k; i++) {
-        out[i].r = sr[i];
-        out[i].r.pk = strdup(sr[i].pk);
-        out[i].r.sk = strdup(sr[i].sk);
-        out[i].r.image = sr[i].image ? cJSON_Duplicate(sr[i].image, 1) : NULL;
-        snprintf(out[i].seq, sizeof(out[i].seq), "%" PRIu64 "00000", sr[i].seq);
-        assert_true(det_pos_format(out[i].pos, SHARD, out[i].seq));
-    }
-    store_stream_free(sr, k);
-    *n = k;
-    return out;
-}
-
-struct crash {
-    size_t at;      /* fail before this group (0: never) */
-    size_t ngroups; /* seen */
-};
-
-static int crash_hook(void *arg, size_t g, size_t ngroups)
-{
-    struct crash *c = arg;
-    c->ngroups = ngroups;
-    return c->at && g == c->at ? ERR_IO : 0;
-}
-
-/* Applies recs in batches of `batch` records; cr (may be NULL) hooks
- * every batch.  Sums the scans applied and replayed. */
-static int apply_all(struct fx *f, bool fold, const struct ddbs_record *recs, size_t n,
-                     size_t batch, struct crash *cr, struct det_proc_counts *sum)
-{
-    struct det_proc_cfg pc = {
-        .s = f->s,
-        .reader = READER,
-        .velocity = {.min_total = DET_VELOCITY_MIN_TOTAL, .min_rate = DET_VELOCITY_MIN_RATE},
-        .now_ms = FX_NOW_MS,
-        .fold_scan_counts = fold};
-    for (size_t i = 0; i < n; i += batch) {
-        size_t m = n - i < batch ? n - i : batch;
-        struct det_proc_counts c = {0};
-        struct ddbd_target t = {.reader = READER, .shard = SHARD};
-        int rc;
-        if (cr) {
-            t.fault = crash_hook;
-            t.fault_arg = cr;
-        }
-        rc = ddbd_apply(&pc, &t, recs + i, m, &c, NULL);
-        if (rc)
-            return rc;
-        if (sum) {
-            sum->scans += c.scans;
-            sum->replayed += c.replayed;
-        }
-    }
-    return 0;
-}
 
 static double attr_of(struct fx *f, const char *pk, const char *sk, const char *attr)
 {
@@ -170,8 +85,8 @@ static void t_counts_exact_in_batches(void **state)
             fx_open(f);
         }
         write_two(f);
-        recs = read_stream(f, &n);
-        assert_int_equal(apply_all(f, true, recs, n, batches[b], NULL, &sum), 0);
+        recs = fxd_records(f, SHARD, &n);
+        assert_int_equal(fxd_apply_all(f, true, SHARD, recs, n, batches[b], NULL, NULL, &sum), 0);
         assert_int_equal(sum.scans, NHOT + NCOLD);
         assert_true(product_scans(f, "hot") == NHOT);
         /* The MODIFY reset the stored count before the detector ran:
@@ -183,7 +98,7 @@ static void t_counts_exact_in_batches(void **state)
         /* The same records again (a replay after a crash that lost the
          * checkpoint): nothing is counted twice. */
         memset(&sum, 0, sizeof(sum));
-        assert_int_equal(apply_all(f, true, recs, n, batches[b], NULL, &sum), 0);
+        assert_int_equal(fxd_apply_all(f, true, SHARD, recs, n, batches[b], NULL, NULL, &sum), 0);
         assert_int_equal(sum.scans, 0);
         assert_int_equal(sum.replayed, NHOT + NCOLD);
         assert_true(product_scans(f, "hot") == NHOT);
@@ -203,17 +118,17 @@ static void t_replayed_batch(void **state)
     size_t n;
 
     write_two(f);
-    recs = read_stream(f, &n);
+    recs = fxd_records(f, SHARD, &n);
     assert_true(n > 12);
-    assert_int_equal(apply_all(f, true, recs, 12, 6, NULL, NULL), 0);
+    assert_int_equal(fxd_apply_all(f, true, SHARD, recs, 12, 6, NULL, NULL, NULL), 0);
     double hot = product_scans(f, "hot"), all = brand_scans(f);
     assert_true(hot > 0 && all > hot);
     /* The second batch again. */
-    assert_int_equal(apply_all(f, true, recs + 6, 6, 6, NULL, &sum), 0);
+    assert_int_equal(fxd_apply_all(f, true, SHARD, recs + 6, 6, 6, NULL, NULL, &sum), 0);
     assert_int_equal(sum.scans, 0);
     assert_true(product_scans(f, "hot") == hot);
     assert_true(brand_scans(f) == all);
-    assert_int_equal(apply_all(f, true, recs + 12, n - 12, 6, NULL, NULL), 0);
+    assert_int_equal(fxd_apply_all(f, true, SHARD, recs + 12, n - 12, 6, NULL, NULL, NULL), 0);
     assert_true(product_scans(f, "hot") == NHOT);
     assert_true(brand_scans(f) == NHOT + NCOLD);
     ddbs_records_free(recs, n);
@@ -255,29 +170,29 @@ static void t_crash_between_groups(void **state)
 {
     struct fx *f = *state;
     struct ddbs_record *recs;
-    struct crash probe = {0};
+    struct fxd_crash probe = {0};
     size_t n, ngroups;
 
     write_many(f);
-    recs = read_stream(f, &n);
-    assert_int_equal(apply_all(f, true, recs, n, n, &probe, NULL), 0);
+    recs = fxd_records(f, SHARD, &n);
+    assert_int_equal(fxd_apply_all(f, true, SHARD, recs, n, n, NULL, &probe, NULL), 0);
     ngroups = probe.ngroups;
     assert_true(ngroups >= 3);
     check_many(f);
     ddbs_records_free(recs, n);
 
     for (size_t at = 1; at < ngroups; at++) {
-        struct crash cr = {.at = at};
+        struct fxd_crash cr = {.at = at};
         struct det_proc_counts sum = {0};
         fx_close(f);
         fx_open(f);
         write_many(f);
-        recs = read_stream(f, &n);
-        assert_int_equal(apply_all(f, true, recs, n, n, &cr, NULL), ERR_IO);
+        recs = fxd_records(f, SHARD, &n);
+        assert_int_equal(fxd_apply_all(f, true, SHARD, recs, n, n, NULL, &cr, NULL), ERR_IO);
         /* Not all of the counts landed. */
         assert_true(brand_scans(f) < 3 * NMANY);
         /* No checkpoint moved: restart from the beginning. */
-        assert_int_equal(apply_all(f, true, recs, n, 50, NULL, &sum), 0);
+        assert_int_equal(fxd_apply_all(f, true, SHARD, recs, n, 50, NULL, NULL, &sum), 0);
         assert_true(sum.replayed > 0);
         assert_int_equal(sum.scans + sum.replayed, 3 * NMANY);
         check_many(f);
@@ -296,8 +211,8 @@ static void t_flag_off(void **state)
 
     assert_false(store_counters_by_detector(f->s));
     write_two(f);
-    recs = read_stream(f, &n);
-    assert_int_equal(apply_all(f, false, recs, n, 7, NULL, NULL), 0);
+    recs = fxd_records(f, SHARD, &n);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs, n, 7, NULL, NULL, NULL), 0);
     assert_true(product_scans(f, "hot") == 0);
     assert_true(brand_scans(f) == 0);
     assert_true(fx_threat_count(f, BRAND) == 1);
@@ -317,10 +232,10 @@ static void t_flag_off(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(t_counts_exact_in_batches, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_replayed_batch, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_crash_between_groups, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_flag_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_counts_exact_in_batches, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_replayed_batch, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_crash_between_groups, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_flag_off, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,33 +6,14 @@
  * followed by a replay from the checkpoint changes no count; a worker
  * whose lease was taken over cannot move the checkpoint.
  */
-#include "test_detect_fixture.h"
-
-#include "detect/ddb_detector.h"
-#include "detect/lease.h"
-#include "detect/process.h"
+#include "test_ddb_fixture.h"
 
 #define BRAND   "b-0001"
 #define T0      "2026-06-20T10:00:00.000Z"
 #define CREATED "2026-06-01T00:00:00.000Z"
 #define SHARD   "shardId-0001"
-#define READER  "streams"
+#define READER  FXD_READER
 #define NPROD   80
-
-static int setup(void **state)
-{
-    struct fx *f = calloc(1, sizeof(*f));
-    fx_open(f);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_close(*state);
-    free(*state);
-    return 0;
-}
 
 /* NPROD products scanned from 3 countries (one geographic alert each)
  * and one product scanned 12 times in an hour (one burst alert, count
@@ -59,78 +40,6 @@ static void write_scenario(struct fx *f)
 }
 
 /* The store's own stream as DynamoDB stream records of one shard. */
-static struct ddbs_record *read_stream(struct fx *f, size_t *n)
-{
-    struct stream_record *sr = NULL;
-    struct ddbs_record *out;
-    size_t k = 0;
-
-    assert_int_equal(store_stream_read(f->s, 0, 10000, &sr, &k), 0);
-    out = calloc(k ? k : 1, sizeof(*out));
-    for (size_t i = 0; i < k; i++) {
-        out[i].r = sr[i];
-        out[i].r.pk = strdup(sr[i].pk);
-        out[i].r.sk = strdup(sr[i].sk);
-        out[i].r.image = sr[i].image ? cJSON_Duplicate(sr[i].image, 1) : NULL;
-        snprintf(out[i].seq, sizeof(out[i].seq), "%" PRIu64 "00000", sr[i].seq);
-        assert_true(det_pos_format(out[i].pos, SHARD, out[i].seq));
-    }
-    store_stream_free(sr, k);
-    *n = k;
-    return out;
-}
-
-static struct det_proc_cfg proc_cfg(struct fx *f)
-{
-    struct det_proc_cfg pc = {
-        .s = f->s,
-        .reader = READER,
-        .velocity = {.min_total = DET_VELOCITY_MIN_TOTAL, .min_rate = DET_VELOCITY_MIN_RATE},
-        .now_ms = FX_NOW_MS};
-    return pc;
-}
-
-struct crash {
-    size_t at;      /* fail before this group (0: never) */
-    size_t ngroups; /* seen */
-};
-
-static int crash_hook(void *arg, size_t g, size_t ngroups)
-{
-    struct crash *c = arg;
-    c->ngroups = ngroups;
-    return c->at && g == c->at ? ERR_IO : 0;
-}
-
-/* Applies recs in batches of `batch`; a crash in batch `crash_batch`. */
-static int apply_all(struct fx *f, const struct ddbs_record *recs, size_t n, size_t batch,
-                     const struct lease *l, struct crash *cr, size_t crash_batch,
-                     struct det_proc_counts *sum)
-{
-    struct det_proc_cfg pc = proc_cfg(f);
-    size_t b = 0;
-    for (size_t i = 0; i < n; i += batch, b++) {
-        size_t m = n - i < batch ? n - i : batch;
-        struct det_proc_counts c = {0};
-        struct ddbd_target t = {.reader = READER, .shard = SHARD, .lease = l};
-        int rc;
-        if (cr && b == crash_batch) {
-            t.fault = crash_hook;
-            t.fault_arg = cr;
-        }
-        rc = ddbd_apply(&pc, &t, recs + i, m, &c, NULL);
-        if (rc)
-            return rc;
-        if (sum) {
-            sum->scans += c.scans;
-            sum->replayed += c.replayed;
-            sum->alerts_created += c.alerts_created;
-            sum->parked += c.parked;
-        }
-    }
-    return 0;
-}
-
 /* The expected final state of the scenario. */
 static void check_results(struct fx *f, const char *last_seq)
 {
@@ -164,16 +73,16 @@ static void t_scenario_matches(void **state)
     size_t n;
 
     write_scenario(f);
-    recs = read_stream(f, &n);
+    recs = fxd_records(f, SHARD, &n);
     assert_int_equal(n, NPROD + 1 + 3 * NPROD + 12 + 1 + 1);
-    assert_int_equal(apply_all(f, recs, n, 100, NULL, NULL, 0, &sum), 0);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs, n, 100, NULL, NULL, &sum), 0);
     assert_int_equal(sum.scans, 3 * NPROD + 12);
     assert_int_equal(sum.replayed, 0);
     assert_int_equal(sum.parked, 1);
     check_results(f, recs[n - 1].seq);
     /* Applying everything again is a replay: nothing changes. */
     memset(&sum, 0, sizeof(sum));
-    assert_int_equal(apply_all(f, recs, n, 100, NULL, NULL, 0, &sum), 0);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs, n, 100, NULL, NULL, &sum), 0);
     assert_int_equal(sum.replayed, 3 * NPROD + 12);
     assert_int_equal(sum.alerts_created, 0);
     check_results(f, recs[n - 1].seq);
@@ -185,30 +94,32 @@ static void t_crash_between_groups(void **state)
 {
     struct fx *f = *state;
     struct ddbs_record *recs;
-    struct crash probe = {0};
+    struct fxd_crash probe = {0};
     size_t n, ngroups;
 
     write_scenario(f);
-    recs = read_stream(f, &n);
+    recs = fxd_records(f, SHARD, &n);
     /* 100 records, then the rest in one batch: several transactions. */
-    assert_int_equal(apply_all(f, recs, 100, 100, NULL, NULL, 0, NULL), 0);
-    assert_int_equal(apply_all(f, recs + 100, n - 100, n, NULL, &probe, 0, NULL), 0);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs, 100, 100, NULL, NULL, NULL), 0);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs + 100, n - 100, n, NULL, &probe, NULL), 0);
     ngroups = probe.ngroups;
     assert_true(ngroups >= 3);
     check_results(f, recs[n - 1].seq);
     ddbs_records_free(recs, n);
 
     for (size_t at = 1; at < ngroups; at++) {
-        struct crash cr = {.at = at};
+        struct fxd_crash cr = {.at = at};
         struct det_proc_counts sum = {0};
         fx_close(f);
         fx_open(f);
         write_scenario(f);
-        recs = read_stream(f, &n);
-        assert_int_equal(apply_all(f, recs, 100, 100, NULL, NULL, 0, NULL), 0);
-        assert_int_equal(apply_all(f, recs + 100, n - 100, n, NULL, &cr, 0, NULL), ERR_IO);
+        recs = fxd_records(f, SHARD, &n);
+        assert_int_equal(fxd_apply_all(f, false, SHARD, recs, 100, 100, NULL, NULL, NULL), 0);
+        assert_int_equal(fxd_apply_all(f, false, SHARD, recs + 100, n - 100, n, NULL, &cr, NULL),
+                         ERR_IO);
         /* Restart from the checkpoint (record 100), in smaller batches. */
-        assert_int_equal(apply_all(f, recs + 100, n - 100, 60, NULL, NULL, 0, &sum), 0);
+        assert_int_equal(fxd_apply_all(f, false, SHARD, recs + 100, n - 100, 60, NULL, NULL, &sum),
+                         0);
         assert_true(sum.replayed > 0);
         check_results(f, recs[n - 1].seq);
         ddbs_records_free(recs, n);
@@ -283,14 +194,15 @@ static void t_takeover(void **state)
     size_t n;
 
     write_scenario(f);
-    recs = read_stream(f, &n);
+    recs = fxd_records(f, SHARD, &n);
     assert_int_equal(lease_acquire(f->s, SHARD, "worker-a", FX_NOW_MS, 1000, &a), 0);
     /* a does the first 100 records. */
-    assert_int_equal(apply_all(f, recs, 100, 100, &a, NULL, 0, NULL), 0);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs, 100, 100, &a, NULL, NULL), 0);
     /* a stalls; b takes the expired lease. */
     assert_int_equal(lease_acquire(f->s, SHARD, "worker-b", FX_NOW_MS + 5000, 1000, &b), 0);
     /* a wakes up with a small batch (one transaction): refused whole. */
-    assert_int_equal(apply_all(f, recs + 100, 10, 10, &a, NULL, 0, NULL), ERR_CONDITION);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs + 100, 10, 10, &a, NULL, NULL),
+                     ERR_CONDITION);
     {
         char seq[DDBS_SEQ_MAX + 1];
         bool fin, found;
@@ -299,9 +211,10 @@ static void t_takeover(void **state)
     }
     /* a again, with a big batch: some product transactions may land
      * before its checkpoint is refused. */
-    assert_int_equal(apply_all(f, recs + 100, n - 100, n, &a, NULL, 0, NULL), ERR_CONDITION);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs + 100, n - 100, n, &a, NULL, NULL),
+                     ERR_CONDITION);
     /* b continues from the checkpoint. */
-    assert_int_equal(apply_all(f, recs + 100, n - 100, 100, &b, NULL, 0, &sum), 0);
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs + 100, n - 100, 100, &b, NULL, &sum), 0);
     check_results(f, recs[n - 1].seq);
     alerts = fx_alerts(f, BRAND);
     assert_int_equal(cJSON_GetArraySize(alerts), NPROD + 1);
@@ -313,7 +226,7 @@ static void t_takeover(void **state)
 static void t_finished(void **state)
 {
     struct fx *f = *state;
-    struct det_proc_cfg pc = proc_cfg(f);
+    struct det_proc_cfg pc = fxd_proc_cfg(f, false);
     struct ddbd_target t = {
         .reader = READER, .shard = SHARD, .prev_seq = "12345", .finished = true};
     char seq[DDBS_SEQ_MAX + 1];
@@ -332,7 +245,7 @@ static void t_finished(void **state)
 static void t_park(void **state)
 {
     struct fx *f = *state;
-    struct det_proc_cfg pc = proc_cfg(f);
+    struct det_proc_cfg pc = fxd_proc_cfg(f, false);
     struct ddbs_record *recs;
     struct lease l;
     struct ddbd_target t = {.reader = READER, .shard = SHARD, .lease = &l};
@@ -342,7 +255,7 @@ static void t_park(void **state)
     size_t n;
 
     write_scenario(f);
-    recs = read_stream(f, &n);
+    recs = fxd_records(f, SHARD, &n);
     assert_int_equal(lease_acquire(f->s, SHARD, "worker-a", FX_NOW_MS, 1000, &l), 0);
     assert_int_equal(ddbd_park(&pc, &t, &recs[5], "test: bad record", 3), 0);
     assert_int_equal(ddbd_checkpoint_get(f->s, READER, SHARD, seq, &fin, &found), 0);
@@ -363,13 +276,13 @@ static void t_park(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(t_scenario_matches, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_crash_between_groups, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_leases, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_workers, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_takeover, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_finished, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_park, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_scenario_matches, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_crash_between_groups, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_leases, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_workers, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_takeover, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_finished, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_park, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

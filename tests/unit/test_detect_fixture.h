@@ -85,6 +85,22 @@ FX_UNUSED static void fx_close(struct fx *f)
     rmdir(f->dir);
 }
 
+/* cmocka setup/teardown: a fixture per test in *state. */
+FX_UNUSED static int fx_setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    fx_open(f);
+    *state = f;
+    return 0;
+}
+
+FX_UNUSED static int fx_teardown(void **state)
+{
+    fx_close(*state);
+    free(*state);
+    return 0;
+}
+
 FX_UNUSED static struct detector *fx_detector(struct fx *f, size_t batch)
 {
     struct detector_config c = {.batch_size = batch, .clock_ms = fx_clock};

@@ -13,21 +13,6 @@
 #define T0      "2026-06-20T10:00:00.000Z"
 #define CREATED "2026-06-01T00:00:00.000Z"
 
-static int setup(void **state)
-{
-    struct fx *f = calloc(1, sizeof(*f));
-    fx_open(f);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_close(*state);
-    free(*state);
-    return 0;
-}
-
 static void t_geo_cloned_tag(void **state)
 {
     struct fx *f = *state;
@@ -517,20 +502,20 @@ static void t_reentry_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(t_geo_cloned_tag, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_burst, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_claim, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_tampered, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_velocity, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_chain_gap, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_chain_break, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_chain_lookup, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_normal_traffic, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_multi_flags, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_malformed_parked, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_conflict_in_batch, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_batch_window, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_reentry_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_geo_cloned_tag, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_burst, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_claim, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_tampered, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_velocity, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_chain_gap, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_chain_break, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_chain_lookup, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_normal_traffic, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_multi_flags, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_malformed_parked, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_conflict_in_batch, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_batch_window, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_reentry_refused, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests_name("detect_scenarios", tests, NULL, NULL);
 }
