@@ -47,7 +47,8 @@ tui_start 80 24 --url "$FAKE_URL" --brand brand-a
 check "normal: LIVE" "wait_for 'LIVE 1/1' 10"
 tui_keys 2
 wait_for 'Time +Sev' 3
-sleep 0.3
+# rows first: on a loaded machine the reconcile may not have drawn any yet
+for i in $(seq 1 100); do [ "$(feed_rows)" -ge 2 ] && break; sleep 0.05; done
 tui_keys j r
 check "normal: resolve answered" "wait_for 'resolve: done|resolve failed' 5"
 check "normal: resolve POSTed" 'grep -q "POST /api/threats/resolve" "$FAKE_LOG"'
