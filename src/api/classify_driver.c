@@ -242,10 +242,21 @@ static int start_job(struct classify_driver *d, const struct stream_record *r)
 static void read_stream(struct classify_driver *d)
 {
     while (d->inflight < d->max_inflight && d->njobs < JOBS_MAX) {
+        /* Only alert writes can be candidates: the store skips the rest
+         * without parsing their images. */
+        static const char *const alert_sk[] = {KEY_PFX_ALERT};
+        static const struct stream_filter alerts = {
+            .kinds = STREAM_KIND_BIT(STORE_INSERT) | STREAM_KIND_BIT(STORE_MODIFY),
+            .pk_prefix = KEY_PFX_THREAT,
+            .sk_prefixes = alert_sk,
+            .nsk = 1,
+        };
         struct stream_record *recs = NULL;
-        size_t n = 0, used = 0;
+        size_t n = 0, used = 0, examined = 0;
+        uint64_t top = d->read_seq;
         bool stop = false;
-        int rc = store_stream_read(d->store, d->read_seq, d->batch, &recs, &n);
+        int rc = store_stream_read_filtered(d->store, d->read_seq, d->batch, &alerts, &recs, &n,
+                                            &top, &examined);
 
         if (rc) {
             store_trouble(d, "reading the change stream", rc);
@@ -259,7 +270,9 @@ static void read_stream(struct classify_driver *d)
             stop = d->inflight >= d->max_inflight || d->njobs >= JOBS_MAX;
         }
         store_stream_free(recs, n);
-        if (!used || stop || n < d->batch)
+        if (used == n)
+            d->read_seq = top; /* the skipped records after the last one too */
+        if ((!used && n) || stop || examined < d->batch)
             return;
     }
 }

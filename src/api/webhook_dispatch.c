@@ -819,6 +819,25 @@ static int pump_commit(struct webhook_dispatch *d, struct pending_new *p, uint64
     return 0;
 }
 
+/* The records that can become deliveries (classify_record): scans
+ * written, and alerts raised or updated.  The store skips the rest
+ * without parsing their images. */
+static const char *const scan_sk[] = {KEY_PFX_SCAN};
+static const char *const alert_sk[] = {KEY_PFX_ALERT};
+static const struct stream_filter alert_records = {
+    .kinds = STREAM_KIND_BIT(STORE_INSERT) | STREAM_KIND_BIT(STORE_MODIFY),
+    .pk_prefix = KEY_PFX_THREAT,
+    .sk_prefixes = alert_sk,
+    .nsk = 1,
+};
+static const struct stream_filter deliverable = {
+    .kinds = STREAM_KIND_BIT(STORE_INSERT),
+    .pk_prefix = KEY_PFX_PRODUCT,
+    .sk_prefixes = scan_sk,
+    .nsk = 1,
+    .or_else = &alert_records,
+};
+
 /* Reads the stream and writes deliveries, within the step budget. */
 static int pump(struct webhook_dispatch *d)
 {
@@ -835,12 +854,15 @@ static int pump(struct webhook_dispatch *d)
 
         if (d->cfg.queue_max - d->nq < PER_RECORD_MAX)
             break;
-        rc = store_stream_read(d->store, d->read_seq, d->cfg.batch, &recs, &nrec);
+        size_t examined = 0;
+        uint64_t top = d->read_seq;
+        rc = store_stream_read_filtered(d->store, d->read_seq, d->cfg.batch, &deliverable, &recs,
+                                        &nrec, &top, &examined);
         if (rc) {
             store_trouble(d, "reading the change stream", rc);
             break;
         }
-        if (!nrec) {
+        if (!examined) {
             store_stream_free(recs, nrec);
             break;
         }
@@ -857,6 +879,10 @@ static int pump(struct webhook_dispatch *d)
             last = recs[i].seq;
             used++;
         }
+        /* Records the filter skipped need nothing: once every returned
+         * one is handled the read position may pass them all. */
+        if (used == nrec)
+            last = top;
         store_stream_free(recs, nrec);
         if (p->n) {
             int crc = pump_commit(d, p, last);
@@ -872,8 +898,8 @@ static int pump(struct webhook_dispatch *d)
             store_trouble(d, "reading webhooks", rc);
             break;
         }
-        if (!used)
-            break;
+        if (!used && nrec)
+            break; /* no room for what was read: wait for the queue */
     }
     buf_free(&body);
     free(p);

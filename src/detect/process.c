@@ -521,17 +521,47 @@ struct det_origin {
     const char *agent, *trigger;
 };
 
-/* Raises or updates the alert of one hit and logs its classification. */
+/* What the classification of one record's hits comes to: the hit whose
+ * classification is the most severe (the first of those, in check
+ * order), and the time all of them took. */
+struct det_verdict {
+    bool any;
+    int rank;
+    struct classification c;
+    double latency_ms;
+};
+
+static int severity_rank(const char *sev)
+{
+    static const char *const order[] = {"low", "medium", "high", "critical"};
+    for (int i = 0; i < 4; i++)
+        if (sev && !strcmp(sev, order[i]))
+            return i;
+    return -1;
+}
+
+static void verdict_add(struct det_verdict *v, const struct classification *c, double latency_ms)
+{
+    int rank = severity_rank(c->severity);
+    v->latency_ms += latency_ms;
+    if (!v->any || rank > v->rank) {
+        v->any = true;
+        v->rank = rank;
+        v->c = *c;
+    }
+}
+
+/* Raises or updates the alert of one hit; its classification goes into
+ * the record's verdict. */
 static int emit(struct det_proc *p, struct det_product *pr, const struct det_origin *o,
-                const struct det_hit *hit, unsigned fired, unsigned k)
+                const struct det_hit *hit, unsigned fired, struct det_verdict *v)
 {
     const char *flags[DET_NTYPES];
     size_t nflags = 0;
     struct classification c;
     struct key dsk;
     struct det_alert *a = NULL;
-    cJSON *analysis, *log;
-    char opid[48];
+    cJSON *analysis;
     double latency;
     int64_t t0;
     int rc;
@@ -594,8 +624,31 @@ static int emit(struct det_proc *p, struct det_product *pr, const struct det_ori
     }
     if (rc)
         return rc;
+    verdict_add(v, &c, latency);
+    return 0;
+}
 
-    snprintf(opid, sizeof(opid), "%" PRIu64 "-%u", o->r->seq, k);
+/* Logs the classification of one record whose checks fired: one ops-log
+ * entry per classified record (as the original's stream processor wrote
+ * one per record), carrying every fired check in anomalyFlags and the
+ * most severe hit's severity, attack vector and confidence. */
+static int log_verdict(struct det_proc *p, const struct det_product *pr, const struct det_origin *o,
+                       unsigned fired, const struct det_verdict *v)
+{
+    const char *flags[DET_NTYPES];
+    size_t nflags = 0;
+    const struct classification c = v->c;
+    double latency = v->latency_ms;
+    char opid[48];
+    cJSON *log;
+
+    if (!v->any)
+        return 0;
+    for (unsigned t = 0; t < DET_NTYPES; t++)
+        if (fired & DET_BIT(t))
+            flags[nflags++] = det_type_name((enum det_type)t);
+    /* "-0": the format once had an index per fired check. */
+    snprintf(opid, sizeof(opid), "%" PRIu64 "-0", o->r->seq);
     log = opslog_item_new(&(struct opslog_fields){
         .id = opid,
         .agent = o->agent,
@@ -683,6 +736,7 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
     struct det_product *pr;
     struct det_hit hits[DET_NTYPES];
     struct det_origin o;
+    struct det_verdict v = {0};
     unsigned fired = 0, n = 0;
     int rc;
 
@@ -734,7 +788,9 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
                             .agent = "threat_detector",
                             .trigger = "scan_event"};
     for (unsigned i = 0; !rc && i < n; i++)
-        rc = emit(p, pr, &o, &hits[i], fired, i);
+        rc = emit(p, pr, &o, &hits[i], fired, &v);
+    if (!rc)
+        rc = log_verdict(p, pr, &o, fired, &v);
     if (!rc)
         mark_applied(p, pr);
     return rc;
@@ -790,6 +846,7 @@ static int add_event(struct det_proc *p, const struct stream_record *r, const ch
     struct det_prev_event prev_buf, *prev = NULL;
     struct det_hit hits[2];
     struct det_origin o;
+    struct det_verdict v = {0};
     const cJSON *seq;
     uint32_t key_seq = 0;
     unsigned fired = 0;
@@ -848,7 +905,9 @@ static int add_event(struct det_proc *p, const struct stream_record *r, const ch
     o = (struct det_origin){
         .r = r, .timestamp = ev.timestamp, .agent = "chain_analyzer", .trigger = "chain_event"};
     for (size_t i = 0; !rc && i < n; i++)
-        rc = emit(p, pr, &o, &hits[i], fired, (unsigned)i);
+        rc = emit(p, pr, &o, &hits[i], fired, &v);
+    if (!rc)
+        rc = log_verdict(p, pr, &o, fired, &v);
     /* The hits borrow prev (the state's last event): update it last. */
     if (!rc) {
         det_state_set_event(&pr->state, &ev);

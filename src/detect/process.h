@@ -15,8 +15,9 @@
  *
  * Per scan (INSERT of PRODUCT#<id>/SCAN#...): the product's window state
  * is updated, then geographic, burst, claim, tampering and velocity
- * checks run; every check that fires raises or updates its alert and
- * writes one ops-log entry (one classification per fired check).  Per
+ * checks run; every check that fires raises or updates its alert, and a
+ * scan on which any fired gets one ops-log entry (its flags, the most
+ * severe hit's classification).  Per
  * provenance event (INSERT of PRODUCT#<id>/EVENT#...): the gap and break
  * checks run against the previous event.  Every other record is ignored.
  * A record that cannot be processed (malformed image, unknown product)

@@ -1001,12 +1001,11 @@ int store_stream_read(struct store *s, uint64_t after, size_t max, struct stream
     return tally(s, s->ops->stream_read(s, after, max, recs, n));
 }
 
-bool store_stream_match(const struct stream_filter *f, enum store_change kind, const char *pk,
-                        const char *sk)
+/* One filter of the chain. */
+static bool match_one(const struct stream_filter *f, enum store_change kind, const char *pk,
+                      const char *sk)
 {
     bool sk_ok;
-    if (!f)
-        return true;
     if (f->kinds && !(f->kinds & STREAM_KIND_BIT(kind)))
         return false;
     if (f->pk_prefix && (!pk || strncmp(pk, f->pk_prefix, strlen(f->pk_prefix)) != 0))
@@ -1015,6 +1014,18 @@ bool store_stream_match(const struct stream_filter *f, enum store_change kind, c
     for (size_t i = 0; !sk_ok && i < f->nsk; i++)
         sk_ok = sk && strncmp(sk, f->sk_prefixes[i], strlen(f->sk_prefixes[i])) == 0;
     return sk_ok;
+}
+
+bool store_stream_match(const struct stream_filter *f, enum store_change kind, const char *pk,
+                        const char *sk)
+{
+    if (!f)
+        return true;
+    /* Bounded: a chain longer than this is a programming error. */
+    for (int depth = 0; f && depth < 16; f = f->or_else, depth++)
+        if (match_one(f, kind, pk, sk))
+            return true;
+    return false;
 }
 
 /* For drivers without their own filtered read: reads everything, then

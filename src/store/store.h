@@ -328,6 +328,8 @@ struct stream_filter {
     const char *pk_prefix;
     const char *const *sk_prefixes;
     size_t nsk;
+    /* Another filter a record may match instead (NULL: none). */
+    const struct stream_filter *or_else;
 };
 #define STREAM_KIND_BIT(k) (1u << (unsigned)(k))
 /* Like store_stream_read, but looks at up to max committed records with

@@ -32,6 +32,7 @@
 
 #include "core/canon.h"
 #include "store/item_json.h"
+#include "store/sqlite_pcache.h"
 #include "store/store_int.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -1436,6 +1437,8 @@ struct store *store_open_sqlite(const struct store_options *o, char *err, size_t
     q = xcalloc(1, sizeof(*q));
     store_base_init(&q->base, &sqlite_ops, o);
     buf_init(&q->body, BODY_MAX);
+    /* Before SQLite initializes: skips commit-time cache walks (see there). */
+    (void)sqlite_pcache_install();
     rc = sqlite3_open_v2(o->path, &q->db,
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {

@@ -376,8 +376,21 @@ static void t_multi_flags(void **state)
     assert_true(fx_has_flag(geo, "hash_tampering") && fx_has_flag(geo, "geographic_anomaly"));
     assert_true(fx_has_flag(tamper, "hash_tampering") && fx_has_flag(tamper, "geographic_anomaly"));
     assert_true(fx_threat_count(f, BRAND) == 2);
+    /* One ops-log entry for the scan (one classification per record, as
+     * the original wrote): both checks in its flags, and the most severe
+     * hit (tampering: CRITICAL) gives severity, vector and confidence. */
     log = fx_opslog(f, "2026-06-20");
-    assert_int_equal(cJSON_GetArraySize(log), 2);
+    assert_int_equal(cJSON_GetArraySize(log), 1);
+    {
+        const cJSON *e = cJSON_GetArrayItem(log, 0);
+        const cJSON *fl = cJSON_GetObjectItemCaseSensitive(e, "anomalyFlags");
+        assert_int_equal(cJSON_GetArraySize(fl), 2);
+        assert_true(fx_has_flag(e, "geographic_anomaly") && fx_has_flag(e, "hash_tampering"));
+        assert_string_equal(fx_str(e, "aiSeverity"), "CRITICAL");
+        assert_string_equal(fx_str(e, "aiAttackVector"), "record_tampering");
+        assert_true(fx_num(e, "aiConfidence") == 95);
+        assert_non_null(strstr(fx_str(e, "SK"), "#threat_detector#"));
+    }
     /* Corroboration raises confidence: 70 + 5 and 90 + 5. */
     assert_true(fx_num(geo, "count") == 1);
     assert_true(fx_num(cJSON_GetObjectItemCaseSensitive(geo, "aiAnalysis"), "confidence") == 75);

@@ -132,6 +132,30 @@ static void check_filtered(bool generic)
     assert_int_equal(examined, 7);
     assert_null(r[5].image); /* the REMOVE */
     store_stream_free(r, n);
+    /* Alternatives (or_else): inserts of P#/SCAN#, or any change of X#.
+     * Matches 1, 2 and 7; the MODIFY (5) and REMOVE (6) of P#a/SCAN#1 and
+     * the other P#a records do not. */
+    {
+        static const char *const scan_sk[] = {"SCAN#"};
+        const struct stream_filter any_x = {.pk_prefix = "X#"};
+        const struct stream_filter either = {.kinds = STREAM_KIND_BIT(STORE_INSERT),
+                                             .pk_prefix = "P#",
+                                             .sk_prefixes = scan_sk,
+                                             .nsk = 1,
+                                             .or_else = &any_x};
+        assert_int_equal(store_stream_read_filtered(x.s, 0, 100, &either, &r, &n, &last, &examined),
+                         0);
+        assert_int_equal(examined, 7);
+        assert_int_equal(n, 3);
+        assert_int_equal(r[0].seq, 1);
+        assert_int_equal(r[1].seq, 2);
+        assert_string_equal(r[1].pk, "X#b");
+        assert_int_equal(r[2].seq, 7);
+        store_stream_free(r, n);
+        assert_true(store_stream_match(&either, STORE_REMOVE, "X#q", "anything"));
+        assert_false(store_stream_match(&either, STORE_MODIFY, "P#a", "SCAN#1"));
+        assert_false(store_stream_match(&either, STORE_INSERT, "Q#a", "SCAN#1"));
+    }
     /* Bad arguments. */
     assert_int_equal(store_stream_read_filtered(x.s, 0, 10, &f, NULL, &n, &last, &examined),
                      ERR_INVALID);
