@@ -220,6 +220,16 @@ static void dlq_replay(struct api_req *r)
 
     if (drv) {
         detect_driver_proc_cfg(drv, &pc);
+        /* The replay reads and writes stored window states: first make
+         * them current (the detector may hold deferred writes). */
+        if (detect_driver_detector(drv)) {
+            rc = detector_write_deferred(detect_driver_detector(drv));
+            if (rc) {
+                app_fail_commit(r->app, rc);
+                api_fail(r, "Replay failed", rc);
+                goto out;
+            }
+        }
     } else {
         memset(&pc, 0, sizeof pc);
         pc.s = api_store(r);

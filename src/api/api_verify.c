@@ -191,13 +191,18 @@ static bool from_detector_state(struct api_req *r, const char *pk, size_t *count
     detector_get_stats(detect_driver_detector(dd), &ds);
     if (head > ds.checkpoint + VERIFY_STATE_MAX_LAG)
         return false;
-    int rc = store_get(api_store(r), pk, KEY_SK_DETSTATE, true, &item);
-    if (rc && rc != ERR_NOTFOUND)
-        return false;
-    det_state_init(&st);
-    if (item)
-        det_state_from_item(&st, item);
-    cJSON_Delete(item);
+    /* The detector's own copy first: it may hold writes not stored yet. */
+    char pid[KEY_MAX + 1];
+    if (key_parse_product_pk(pk, pid, sizeof(pid)) ||
+        !detector_state_peek(detect_driver_detector(dd), pid, &st)) {
+        int rc = store_get(api_store(r), pk, KEY_SK_DETSTATE, true, &item);
+        if (rc && rc != ERR_NOTFOUND)
+            return false;
+        det_state_init(&st);
+        if (item)
+            det_state_from_item(&st, item);
+        cJSON_Delete(item);
+    }
     *recent = (int)det_state_scans_between(&st, r->now_ms - TIME_HOUR_MS, r->now_ms);
     det_state_add_scan(&st, r->now_ms, r->country[0] ? r->country : "Unknown");
     *countries = det_state_countries_between(&st, r->now_ms - TIME_DAY_MS, r->now_ms, names);

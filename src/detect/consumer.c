@@ -57,6 +57,11 @@ struct detector {
     struct det_state_cache *cache;
     bool cache_valid;
     uint64_t cache_cp, cache_dv, cache_gen;
+    /* States mark (see "Deferred state writes" below): kept when the store
+     * can tell other writers apart, i.e. wherever a cache can be used. */
+    bool use_marks;
+    char mark[DETECTOR_READER_MAX + sizeof(DETECTOR_STATES_MARK_SUFFIX)];
+    unsigned since_flush; /* batches since the last one that wrote every state */
 };
 
 static int64_t wall_ms(const struct detector *d)
@@ -99,10 +104,17 @@ struct detector *detector_new(struct store *s, const struct detector_config *cfg
     memcpy(d->reader, c.reader, strlen(c.reader) + 1);
     c.reader = d->reader;
     d->cfg = c;
+    if (c.state_cache_max == 0)
+        c.state_cache_max = DET_STATE_CACHE_DEFAULT;
+    if (c.state_flush_batches == 0)
+        c.state_flush_batches = DETECTOR_STATE_FLUSH_BATCHES;
+    d->cfg = c;
     d->span = c.batch_size;
-    if (!c.no_state_cache) {
+    snprintf(d->mark, sizeof(d->mark), "%s%s", d->reader, DETECTOR_STATES_MARK_SUFFIX);
+    {
         uint64_t v;
-        if (store_data_version(s, &v) == 0)
+        d->use_marks = store_data_version(s, &v) == 0;
+        if (d->use_marks && !c.no_state_cache)
             d->cache = det_state_cache_new(c.state_cache_max);
     }
     return d;
@@ -149,6 +161,175 @@ static int cache_check(struct detector *d, uint64_t after, uint64_t *dv, uint64_
     if (!d->cache_valid || after != d->cache_cp || *dv != d->cache_dv || *gen != d->cache_gen)
         cache_drop(d);
     return 0;
+}
+
+/*
+ * Deferred state writes.  While the detector catches up (full batches),
+ * the window states it changes stay in the cache as deferred writes
+ * instead of being written by every batch; a "flush" batch writes all of
+ * them at once together with the states mark: the checkpoint named
+ * <reader>.states, holding (seq + 1) for "every stored window state
+ * reflects exactly the records up to seq".  Flush batches: the first one
+ * after the cache could not be trusted, every state_flush_batches-th, one
+ * with half the cache deferred, and the one that drains the stream (so an
+ * idle detector has written everything).  A missing mark means the
+ * stored states are as current as the checkpoint (a database from before
+ * marks, or a detector that never deferred).
+ *
+ * Whenever the cache cannot be trusted (a restart, a failed batch, another
+ * writer) the stored states are as of the mark S, not the checkpoint C:
+ * the batch first re-reads the records (S, C] and applies them to the
+ * states only (no checks, nothing written: their alerts and counters were
+ * committed with C), then flushes.  So a crash at any point loses no
+ * state and applies no record twice.  A record parked in the DLQ is
+ * parked together with a flush, so that (S, C] never holds one.
+ */
+static int mark_get(struct detector *d, bool *have, uint64_t *seq)
+{
+    uint64_t v = 0;
+    int rc = store_checkpoint_get(d->s, d->mark, &v);
+    if (rc)
+        return rc;
+    *have = v > 0;
+    *seq = v ? v - 1 : 0;
+    return 0;
+}
+
+static int mark_set(struct detector *d, uint64_t seq)
+{
+    return store_checkpoint_set(d->s, d->mark, seq + 1);
+}
+
+static const struct stream_filter wanted_filter;
+
+/* Applies the wanted records after `from` up to `to` to the window states
+ * in c (which starts with the stored states, as of `from`); writes
+ * nothing.  Records trimmed from the stream meanwhile are lost to it, as
+ * retention wins over checkpoints. */
+static int warm_up(struct detector *d, struct det_state_cache *c, uint64_t from, uint64_t to)
+{
+    uint64_t pos = from;
+
+    d->st.warmups++;
+    while (pos < to) {
+        struct det_proc_cfg pc = {
+            .s = d->s,
+            .reader = d->reader,
+            .velocity = {.min_total = d->cfg.velocity_min_total,
+                         .min_rate = d->cfg.velocity_min_rate},
+            .now_ms = wall_ms(d),
+            .cache = c,
+            .state_only = true,
+        };
+        struct stream_record *recs = NULL;
+        size_t n = 0, examined = 0;
+        size_t max = to - pos < DETECTOR_BATCH_MAX ? (size_t)(to - pos) : DETECTOR_BATCH_MAX;
+        uint64_t last = pos;
+        struct det_proc *p;
+        int rc =
+            store_stream_read_filtered(d->s, pos, max, &wanted_filter, &recs, &n, &last, &examined);
+        if (rc)
+            return rc;
+        if (examined == 0) {
+            log_warn("detector: stream records %llu..%llu are gone; window states rebuilt "
+                     "without them",
+                     (unsigned long long)pos + 1, (unsigned long long)to);
+            return 0;
+        }
+        p = det_proc_new(&pc);
+        if (!p) {
+            store_stream_free(recs, n);
+            return ERR_NOMEM;
+        }
+        for (size_t i = 0; !rc && i < n; i++)
+            if (recs[i].seq <= to)
+                rc = det_proc_add(p, &recs[i]);
+        if (!rc)
+            det_proc_cache_commit(p);
+        det_proc_free(p);
+        store_stream_free(recs, n);
+        if (rc)
+            return rc;
+        d->st.warmup_records += examined;
+        pos = last < to ? last : to;
+    }
+    return 0;
+}
+
+struct dirty_writer {
+    struct detector *d;
+    const struct det_proc *skip; /* states it changed are written by it */
+};
+
+static int write_dirty_one(void *arg, const char *pid, const struct det_state *st)
+{
+    struct dirty_writer *w = arg;
+    cJSON *it;
+    int rc;
+
+    if (w->skip && det_proc_state_changed(w->skip, pid))
+        return 0;
+    it = det_state_to_item(st, pid);
+    rc = it ? store_put(w->d->s, it, NULL) : ERR_INVALID;
+    cJSON_Delete(it);
+    return rc;
+}
+
+/* Writes every deferred state of c except those p (may be NULL) changed. */
+static int write_dirty(struct detector *d, struct det_state_cache *c, const struct det_proc *p)
+{
+    struct dirty_writer w = {.d = d, .skip = p};
+    return det_state_cache_dirty(c) ? det_state_cache_each_dirty(c, write_dirty_one, &w) : 0;
+}
+
+/* Inside an open batch: makes the stored states current through `upto`
+ * (rebuilding them from the mark when the cache is not current for it)
+ * and sets the mark to `mark_to`. */
+static int settle_states(struct detector *d, uint64_t upto, uint64_t mark_to)
+{
+    struct det_state_cache *c = NULL, *tmp = NULL;
+    bool have = false;
+    uint64_t from = 0;
+    int rc;
+
+    if (!d->use_marks)
+        return 0;
+    rc = mark_get(d, &have, &from);
+    if (!rc && have && from < upto) {
+        if (d->cache && d->cache_valid && d->cache_cp == upto) {
+            c = d->cache;
+        } else {
+            c = tmp = det_state_cache_new(0);
+            rc = warm_up(d, c, from, upto);
+        }
+        if (!rc)
+            rc = write_dirty(d, c, NULL);
+    }
+    if (!rc)
+        rc = mark_set(d, mark_to);
+    det_state_cache_free(tmp);
+    return rc;
+}
+
+bool detector_state_peek(const struct detector *d, const char *product_id, struct det_state *out)
+{
+    if (!d->cache || !d->cache_valid)
+        return false;
+    return det_state_cache_peek(d->cache, product_id, out);
+}
+
+int detector_write_deferred(struct detector *d)
+{
+    int rc;
+    if (!d->cache || !d->cache_valid || det_state_cache_dirty(d->cache) == 0)
+        return 0;
+    rc = write_dirty(d, d->cache, NULL);
+    if (!rc)
+        rc = mark_set(d, d->cache_cp);
+    /* Whether these writes commit is the caller's batch's business: the
+     * next detector batch checks the mark instead of trusting the cache. */
+    d->cache_valid = false;
+    return rc;
 }
 
 void detector_set_fault_hook(struct detector *d, detector_fault_fn fn, void *arg)
@@ -201,7 +382,8 @@ static const struct stream_filter wanted_filter = {
  * the wanted ones; n may be 0) in a store batch.  On success fills
  * *counts and returns 0; on error nothing is written. */
 static int try_batch(struct detector *d, uint64_t after, uint64_t last,
-                     const struct stream_record *recs, size_t n, struct det_proc_counts *counts)
+                     const struct stream_record *recs, size_t n, bool drains,
+                     struct det_proc_counts *counts)
 {
     struct det_proc_cfg pc = {
         .s = d->s,
@@ -210,17 +392,37 @@ static int try_batch(struct detector *d, uint64_t after, uint64_t last,
         .now_ms = wall_ms(d),
     };
     struct det_proc *p = NULL;
+    struct det_state_cache *c = d->cache, *tmp = NULL;
     uint64_t dv = 0, gen = 0;
+    size_t dirty_before = 0;
+    bool defer = false;
     int rc = store_batch_begin(d->s);
 
     if (rc) {
         cache_drop(d);
         return rc;
     }
-    if (d->cache) {
+    if (d->cache)
         rc = cache_check(d, after, &dv, &gen);
-        pc.cache = d->cache;
+    if (!rc && !d->cache_valid && d->use_marks) {
+        /* Stored states may be behind the checkpoint: rebuild them. */
+        bool have = false;
+        uint64_t from = 0;
+        rc = mark_get(d, &have, &from);
+        if (!rc && have && from < after) {
+            if (!c)
+                c = tmp = det_state_cache_new(0);
+            rc = warm_up(d, c, from, after);
+        }
     }
+    if (!rc && d->cache && d->cache_valid && !d->cfg.no_defer_states && !drains &&
+        d->since_flush + 1 < d->cfg.state_flush_batches &&
+        det_state_cache_dirty(d->cache) + n <= d->cfg.state_cache_max / 2)
+        defer = true; /* (so at least half the cache stays clean: no growth) */
+    pc.cache = c;
+    pc.defer_states = defer;
+    if (c)
+        dirty_before = det_state_cache_dirty(c);
     if (!rc) {
         p = det_proc_new(&pc);
         if (!p)
@@ -230,6 +432,10 @@ static int try_batch(struct detector *d, uint64_t after, uint64_t last,
         rc = det_proc_add(p, &recs[i]);
     if (!rc)
         rc = det_proc_flush(p, last);
+    if (!rc && !defer && c)
+        rc = write_dirty(d, c, p);
+    if (!rc && !defer && d->use_marks)
+        rc = mark_set(d, last);
     if (!rc && d->fault)
         rc = d->fault(d->fault_arg, after + 1, last);
     if (!rc)
@@ -238,8 +444,20 @@ static int try_batch(struct detector *d, uint64_t after, uint64_t last,
         store_batch_abort(d->s);
     if (!rc) {
         det_proc_get_counts(p, counts);
-        if (d->cache) {
+        if (c) {
             det_proc_cache_commit(p);
+            if (defer) {
+                size_t now = det_state_cache_dirty(c);
+                d->st.states_deferred += now > dirty_before ? now - dirty_before : 0;
+                d->since_flush++;
+            } else {
+                det_state_cache_mark_clean(c);
+                d->since_flush = 0;
+                if (d->use_marks)
+                    d->st.state_flushes++;
+            }
+        }
+        if (d->cache) {
             d->cache_valid = true;
             d->cache_cp = last;
             d->cache_dv = dv;
@@ -249,12 +467,14 @@ static int try_batch(struct detector *d, uint64_t after, uint64_t last,
         cache_drop(d);
     }
     det_proc_free(p);
+    det_state_cache_free(tmp);
     return rc;
 }
 
-/* Parks record r (which failed with err) and moves the checkpoint past
- * it, atomically. */
-static int park(struct detector *d, const struct stream_record *r, int err)
+/* Parks record r (which failed with err; the checkpoint is `after`) and
+ * moves the checkpoint past it, atomically, with the window states made
+ * current first (so the states mark never lies before a parked record). */
+static int park(struct detector *d, uint64_t after, const struct stream_record *r, int err)
 {
     char why[128];
     cJSON *item;
@@ -266,7 +486,9 @@ static int park(struct detector *d, const struct stream_record *r, int err)
         return ERR_INVALID;
     rc = store_batch_begin(d->s);
     if (!rc) {
-        rc = store_put(d->s, item, NULL);
+        rc = settle_states(d, after, r->seq);
+        if (!rc)
+            rc = store_put(d->s, item, NULL);
         if (!rc)
             rc = store_checkpoint_set(d->s, d->reader, r->seq);
         if (!rc)
@@ -308,11 +530,12 @@ static int park_lone(struct detector *d, uint64_t after, const struct stream_rec
     size_t k = 0;
     int rc;
 
+    cache_drop(d); /* park() writes states past the cache's knowledge */
     if (n == 1)
-        return park(d, &recs[0], err);
+        return park(d, after, &recs[0], err);
     rc = store_stream_read(d->s, after, 1, &one, &k);
     if (!rc)
-        rc = k == 1 ? park(d, &one[0], err) : ERR_CONFLICT;
+        rc = k == 1 ? park(d, after, &one[0], err) : ERR_CONFLICT;
     store_stream_free(one, k);
     return rc;
 }
@@ -342,6 +565,14 @@ static int run_once(struct detector *d, size_t *processed)
         }
         if (examined == 0) {
             d->failures = 0;
+            store_set_bulk(d->s, false);
+            /* Idle: write what the last (full) batches deferred. */
+            if (d->cache && d->cache_valid && det_state_cache_dirty(d->cache))
+                rc = try_batch(d, cp, cp, NULL, 0, true, &counts);
+            if (rc) {
+                d->st.errors++;
+                goto fail;
+            }
             goto out;
         }
         if (d->cfg.batch_window_s > 0 && n > 0 && examined < d->cfg.batch_size &&
@@ -355,7 +586,10 @@ static int run_once(struct detector *d, size_t *processed)
                 goto out;
             }
         }
-        rc = try_batch(d, cp, last, recs, n, &counts);
+        /* Full batches: the detector is catching up (a replay, a restart
+         * behind a busy stream); the store may favour throughput. */
+        store_set_bulk(d->s, examined >= d->span);
+        rc = try_batch(d, cp, last, recs, n, examined < d->span, &counts);
         if (!rc) {
             account(d, last, n, examined, &counts, t0);
             d->attempts = 0;

@@ -41,6 +41,8 @@
 
 #include "store/store.h"
 
+struct det_state;
+
 /* Defaults and bounds of struct detector_config. */
 #define DETECTOR_BATCH_DEFAULT    100
 #define DETECTOR_BATCH_MAX        1000
@@ -68,7 +70,20 @@ struct detector_config {
      * no_state_cache turns it off (every batch reads the states). */
     size_t state_cache_max;
     bool no_state_cache;
+    /* Deferred state writes (with the cache only): while the detector is
+     * catching up (full batches), window states stay in the cache and
+     * are written all at once every state_flush_batches batches (0 ->
+     * DETECTOR_STATE_FLUSH_BATCHES), when half the cache holds deferred
+     * writes, and by the batch that drains the stream.  no_defer_states
+     * writes them in every batch. */
+    unsigned state_flush_batches;
+    bool no_defer_states;
 };
+
+#define DETECTOR_STATE_FLUSH_BATCHES 1000
+/* Suffix of the states mark: the checkpoint name under which the
+ * detector records how far the stored window states go (consumer.c). */
+#define DETECTOR_STATES_MARK_SUFFIX ".states"
 
 /* Counters since detector_new (for /metrics). */
 struct detector_stats {
@@ -86,6 +101,10 @@ struct detector_stats {
     uint64_t last_batch_us;     /* duration of the last committed batch */
     uint64_t state_cache_drops; /* times the state cache was emptied (not counting empty ones) */
     uint64_t state_cache_size;  /* states cached now */
+    uint64_t state_flushes;     /* batches that wrote every deferred state */
+    uint64_t states_deferred;   /* state writes deferred by the cache */
+    uint64_t warmups;           /* restarts that rebuilt deferred states */
+    uint64_t warmup_records;    /* records re-read to rebuild them */
 };
 
 struct detector;
@@ -110,6 +129,17 @@ int detector_run_once(struct detector *d, size_t *processed);
 int64_t detector_retry_in_ms(const struct detector *d);
 
 void detector_get_stats(const struct detector *d, struct detector_stats *out);
+
+/* The window state of product_id as the detector last left it: from its
+ * cache when that is current (deferred writes included), else false (the
+ * stored DETSTATE item is then current for that product). */
+bool detector_state_peek(const struct detector *d, const char *product_id, struct det_state *out);
+
+/* Inside the caller's store batch (or as its own writes outside one):
+ * writes every deferred window state and the states mark, so that the
+ * stored items are current; the cache is re-validated by the next batch.
+ * For writers of window states outside the detector (a DLQ replay). */
+int detector_write_deferred(struct detector *d);
 
 /*
  * Test hook: called after a batch's writes and before its commit with

@@ -765,6 +765,8 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
 
     det_state_add_scan(&pr->state, sc.ts_ms, sc.country);
     pr->state_dirty = true;
+    if (p->cfg.state_only)
+        return 0;
 
     /* The original Lambda's order first, then velocity. */
     if (chk_geo(&pr->state, &sc, &hits[n]))
@@ -889,6 +891,11 @@ static int add_event(struct det_proc *p, const struct stream_record *r, const ch
 
     if (pr->state.has_event && ev.seq && ev.seq <= pr->state.last_event.seq)
         return 0; /* already seen (a re-insert): nothing new to check */
+    if (p->cfg.state_only) {
+        det_state_set_event(&pr->state, &ev);
+        pr->state_dirty = true;
+        return 0;
+    }
     if (pr->state.has_event && (ev.seq == 0 || ev.seq == pr->state.last_event.seq + 1)) {
         prev = &pr->state.last_event;
     } else if (ev.seq > 1) {
@@ -979,6 +986,12 @@ int det_proc_flush(struct det_proc *p, uint64_t last_seq)
         if (!pr->state_dirty)
             continue;
         it = det_state_to_item(&pr->state, pr->pid);
+        if (it && p->cfg.cache && p->cfg.defer_states) {
+            /* Deferred: the cache gets what the item would load to. */
+            det_state_from_item(&pr->state, it);
+            cJSON_Delete(it);
+            continue;
+        }
         rc = it ? store_put(p->cfg.s, it, NULL) : ERR_INVALID;
         /* What a later read of the item would give (det_proc_cache_commit). */
         if (!rc && p->cfg.cache)
@@ -1027,9 +1040,25 @@ void det_proc_cache_commit(struct det_proc *p)
 {
     if (!p->cfg.cache)
         return;
+    for (size_t i = 0; i < p->nprods; i++) {
+        const struct det_product *pr = p->prods[i];
+        if (!pr->state_loaded)
+            continue;
+        if (pr->state_dirty && (p->cfg.defer_states || p->cfg.state_only))
+            det_state_cache_stage(p->cfg.cache, pr->pid, &pr->state);
+        else
+            det_state_cache_put(p->cfg.cache, pr->pid, &pr->state);
+    }
+}
+
+bool det_proc_state_changed(const struct det_proc *p, const char *product_id)
+{
+    uint64_t h = fnv1a(product_id, NULL);
     for (size_t i = 0; i < p->nprods; i++)
-        if (p->prods[i]->state_loaded)
-            det_state_cache_put(p->cfg.cache, p->prods[i]->pid, &p->prods[i]->state);
+        if (p->prods[i]->h == h && p->prods[i]->state_dirty &&
+            !strcmp(p->prods[i]->pid, product_id))
+            return true;
+    return false;
 }
 
 /* ---------- collect mode ---------- */

@@ -52,6 +52,14 @@ struct det_proc_cfg {
      * caller guarantees that the cache matches the stored items (see
      * detect/state.h and consumer.c). */
     struct det_state_cache *cache;
+    /* With cache: det_proc_flush() does not write the batch's window
+     * states; det_proc_cache_commit() stages them in the cache as
+     * deferred writes (det_state_cache_stage), which the consumer writes
+     * later, all at once, together with its states mark (consumer.c). */
+    bool defer_states;
+    /* Warm-up after a restart: records only update the window states (no
+     * checks, alerts, ops-log or DLQ writes); the caller never flushes. */
+    bool state_only;
 };
 
 /* What a batch did (valid after det_proc_flush). */
@@ -90,6 +98,8 @@ void det_proc_get_counts(const struct det_proc *p, struct det_proc_counts *out);
  * window state of every product the batch read or wrote into cfg.cache
  * (no-op without one).  Never call it for a batch that did not commit. */
 void det_proc_cache_commit(struct det_proc *p);
+/* Whether this batch changed the window state of product_id. */
+bool det_proc_state_changed(const struct det_proc *p, const char *product_id);
 
 /* How many times a det_proc_flush() without a cache wrote window states
  * in this process (a DLQ replay does): a cache that saw this number

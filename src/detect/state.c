@@ -254,12 +254,14 @@ struct cache_ent {
     uint32_t hnext;        /* next entry of the bucket */
     uint32_t older, newer; /* LRU neighbours */
     size_t len;            /* bytes of *st that are kept */
+    bool dirty;            /* newer than the stored item (deferred write) */
     struct det_state *st;  /* len bytes allocated */
 };
 
 struct det_state_cache {
     struct cache_ent *e;
     size_t n, cap, max;
+    size_t ndirty;
     uint32_t *bucket;
     size_t mask;
     uint32_t newest, oldest;
@@ -312,6 +314,7 @@ void det_state_cache_clear(struct det_state_cache *c)
         free(c->e[i].st);
     }
     c->n = 0;
+    c->ndirty = 0;
     memset(c->bucket, 0xff, (c->mask + 1) * sizeof(*c->bucket));
     c->newest = c->oldest = NIL;
 }
@@ -387,21 +390,37 @@ bool det_state_cache_get(struct det_state_cache *c, const char *product_id, stru
     return true;
 }
 
-void det_state_cache_put(struct det_state_cache *c, const char *product_id,
-                         const struct det_state *st)
+/* The least recently used entry without a deferred write, NIL if all
+ * have one. */
+static uint32_t oldest_clean(const struct det_state_cache *c)
+{
+    uint32_t i = c->oldest;
+    while (i != NIL && c->e[i].dirty)
+        i = c->e[i].newer;
+    return i;
+}
+
+static void cache_store(struct det_state_cache *c, const char *product_id,
+                        const struct det_state *st, bool dirty)
 {
     uint64_t h = pid_hash(product_id);
     uint32_t i = cache_find(c, product_id, h);
     size_t nc = st->ncountries < DET_COUNTRIES_MAX ? st->ncountries : DET_COUNTRIES_MAX;
     size_t len = offsetof(struct det_state, countries) + nc * sizeof(st->countries[0]);
+    uint32_t victim = NIL;
     struct cache_ent *e;
 
+    if (i == NIL && c->n >= c->max)
+        victim = oldest_clean(c);
     if (i != NIL) {
         lru_unlink(c, i);
-    } else if (c->n < c->max) {
+    } else if (c->n < c->max || victim == NIL) {
+        /* Room, or every entry holds a deferred write: those are never
+         * dropped (the cache grows past max until the owner writes
+         * them, see det_state_cache_dirty). */
         if (c->n == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 64;
-            if (c->cap > c->max)
+            if (c->cap > c->max && c->n < c->max)
                 c->cap = c->max;
             c->e = xrealloc(c->e, c->cap * sizeof(*c->e));
         }
@@ -410,8 +429,8 @@ void det_state_cache_put(struct det_state_cache *c, const char *product_id,
         i = (uint32_t)c->n++;
         memset(&c->e[i], 0, sizeof(c->e[i]));
     } else {
-        /* Full: the least recently used entry makes room. */
-        i = c->oldest;
+        /* Full: the least recently used clean entry makes room. */
+        i = victim;
         lru_unlink(c, i);
         hash_unlink(c, i);
         free(c->e[i].pid);
@@ -430,5 +449,63 @@ void det_state_cache_put(struct det_state_cache *c, const char *product_id,
     }
     memcpy(e->st, st, len);
     e->st->ncountries = nc;
+    if (dirty && !e->dirty) {
+        e->dirty = true;
+        c->ndirty++;
+    }
     lru_push(c, i);
+}
+
+void det_state_cache_put(struct det_state_cache *c, const char *product_id,
+                         const struct det_state *st)
+{
+    cache_store(c, product_id, st, false);
+}
+
+void det_state_cache_stage(struct det_state_cache *c, const char *product_id,
+                           const struct det_state *st)
+{
+    cache_store(c, product_id, st, true);
+}
+
+size_t det_state_cache_dirty(const struct det_state_cache *c)
+{
+    return c->ndirty;
+}
+
+int det_state_cache_each_dirty(const struct det_state_cache *c,
+                               int (*fn)(void *arg, const char *product_id,
+                                         const struct det_state *st),
+                               void *arg)
+{
+    struct det_state st;
+    for (size_t i = 0; i < c->n; i++) {
+        int rc;
+        if (!c->e[i].dirty)
+            continue;
+        det_state_init(&st);
+        memcpy(&st, c->e[i].st, c->e[i].len);
+        rc = fn(arg, c->e[i].pid, &st);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void det_state_cache_mark_clean(struct det_state_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        c->e[i].dirty = false;
+    c->ndirty = 0;
+}
+
+bool det_state_cache_peek(const struct det_state_cache *c, const char *product_id,
+                          struct det_state *out)
+{
+    uint32_t i = cache_find(c, product_id, pid_hash(product_id));
+    if (i == NIL)
+        return false;
+    det_state_init(out);
+    memcpy(out, c->e[i].st, c->e[i].len);
+    return true;
 }

@@ -89,18 +89,20 @@ void det_state_set_event(struct det_state *st, const struct det_event *ev);
  *
  * The embedded consumer keeps the states it wrote (or read) in memory
  * across batches, so that a product seen again needs no DETSTATE read and
- * parse.  It is write-through: the item is still written in every batch's
- * transaction, and the consumer puts a batch's states into the cache only
- * after that transaction committed.  The cache holds exactly what the
- * stored item would load to (callers put det_state_from_item() of the
- * item they wrote).  The consumer empties it whenever it cannot be sure
- * the stored items are still its own (a failed batch, a checkpoint or a
- * writer it does not know about, see consumer.c).  Bounded: beyond
- * max_entries the least recently used state is dropped.  Not thread-safe.
+ * parse.  The consumer puts a batch's states into the cache only after
+ * that transaction committed, either as written (det_state_cache_put) or
+ * as deferred writes (det_state_cache_stage: newer than the stored item,
+ * written later by a flush, see "Deferred state writes" in consumer.c).
+ * The cache holds exactly what the stored item would load to (callers put
+ * det_state_from_item() of the item they wrote or would write).  The
+ * consumer empties it whenever it cannot be sure the stored items are
+ * still its own (a failed batch, a checkpoint or a writer it does not
+ * know about, see consumer.c).  Bounded: beyond max_entries the least
+ * recently used clean state is dropped.  Not thread-safe.
  */
 
 /* Default capacity; an entry costs about 400 bytes plus 56 per country. */
-#define DET_STATE_CACHE_DEFAULT 16384
+#define DET_STATE_CACHE_DEFAULT 32768
 
 struct det_state_cache;
 
@@ -114,7 +116,26 @@ bool det_state_cache_get(struct det_state_cache *c, const char *product_id, stru
  * recently used entry when full. */
 void det_state_cache_put(struct det_state_cache *c, const char *product_id,
                          const struct det_state *st);
-/* Drops every entry. */
+/* Like det_state_cache_put, but the entry is marked as holding a
+ * deferred write: newer than the stored item.  Such an entry is never
+ * dropped to make room (beyond max_entries the cache grows instead) until
+ * det_state_cache_mark_clean(). */
+void det_state_cache_stage(struct det_state_cache *c, const char *product_id,
+                           const struct det_state *st);
+/* Entries holding a deferred write. */
+size_t det_state_cache_dirty(const struct det_state_cache *c);
+/* Calls fn for every entry holding a deferred write (in no particular
+ * order); stops at and returns the first non-zero result. */
+int det_state_cache_each_dirty(const struct det_state_cache *c,
+                               int (*fn)(void *arg, const char *product_id,
+                                         const struct det_state *st),
+                               void *arg);
+/* Every entry is now as stored (the deferred writes were committed). */
+void det_state_cache_mark_clean(struct det_state_cache *c);
+/* Like det_state_cache_get without touching the recency order. */
+bool det_state_cache_peek(const struct det_state_cache *c, const char *product_id,
+                          struct det_state *out);
+/* Drops every entry (deferred writes included). */
 void det_state_cache_clear(struct det_state_cache *c);
 /* Entries cached now. */
 size_t det_state_cache_count(const struct det_state_cache *c);

@@ -1101,6 +1101,12 @@ int store_data_version(struct store *s, uint64_t *v)
     return tally(s, s->ops->data_version(s, v));
 }
 
+void store_set_bulk(struct store *s, bool bulk)
+{
+    if (s && s->ops->set_bulk)
+        s->ops->set_bulk(s, bulk);
+}
+
 int store_checkpoint_get(struct store *s, const char *reader, uint64_t *seq)
 {
     if (!seq)

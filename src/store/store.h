@@ -354,6 +354,13 @@ int store_stream_head(struct store *s, uint64_t *seq);
  * know whether someone else may have written meanwhile.  ERR_INVALID for
  * drivers without it (DynamoDB). */
 int store_data_version(struct store *s, uint64_t *v);
+/* A hint from a writer that many writes follow in a row (a stream reader
+ * catching up) or no longer do: the driver may trade commit latency for
+ * throughput while it holds.  SQLite: the WAL is checkpointed every
+ * STORE_SQLITE_BULK_CHECKPOINT pages instead of every 1,000, so hot pages
+ * are copied to the database once per checkpoint rather than ten times;
+ * each checkpoint then takes longer.  No effect on durability. */
+void store_set_bulk(struct store *s, bool bulk);
 /* A reader's durable checkpoint (0 when it has none).  Readers are names
  * of 1..256 bytes.  Checkpoints are bookkeeping: writing one makes no
  * stream record; inside a batch it commits with the batch. */

@@ -90,6 +90,8 @@ struct store_ops {
     int (*write_seconds)(struct store *s, int64_t since_ms, store_write_second_cb cb, void *arg);
     /* Optional (NULL: ERR_INVALID): store_data_version(). */
     int (*data_version)(struct store *s, uint64_t *v);
+    /* Optional (NULL: nothing to do): store_set_bulk(). */
+    void (*set_bulk)(struct store *s, bool bulk);
 };
 
 /* The part of every store that store.c manages. */

@@ -39,6 +39,9 @@
 #include "util/xalloc.h"
 
 #define BUSY_TIMEOUT_MS 5000
+/* WAL pages between automatic checkpoints, normally (SQLite's default)
+ * and under store_set_bulk(). */
+#define STORE_SQLITE_AUTOCHECKPOINT 1000
 /* How long eventually consistent reads may share one read snapshot. */
 #define READ_SNAPSHOT_US 1000
 /* Canonical JSON of a 400 KB item: escapes can multiply string bytes. */
@@ -154,6 +157,7 @@ struct sq {
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
     uint64_t committed_head;   /* highest stream seq known committed */
+    bool bulk;                 /* store_set_bulk() in force */
     uint64_t txn_seq;          /* highest seq written in the open transaction */
     uint64_t sub_seq;          /* txn_seq when the open sub-batch began */
     bool op_wrote;             /* the current write operation changed something */
@@ -1098,6 +1102,17 @@ static int sq_stream_read_filtered(struct store *s, uint64_t after, size_t max,
     return stream_read_impl(sq_of(s), after, max, f, recs, n, last, examined);
 }
 
+/* store_set_bulk: the WAL autocheckpoint threshold (pages). */
+static void sq_set_bulk(struct store *s, bool bulk)
+{
+    struct sq *q = sq_of(s);
+    if (q->bulk == bulk)
+        return;
+    q->bulk = bulk;
+    sqlite3_wal_autocheckpoint(q->db,
+                               bulk ? STORE_SQLITE_BULK_CHECKPOINT : STORE_SQLITE_AUTOCHECKPOINT);
+}
+
 static int sq_stream_head(struct store *s, uint64_t *seq)
 {
     struct sq *q = sq_of(s);
@@ -1342,6 +1357,7 @@ static const struct store_ops sqlite_ops = {
     .partitions = sq_partitions,
     .write_seconds = sq_write_seconds,
     .data_version = sq_data_version,
+    .set_bulk = sq_set_bulk,
 };
 
 #ifdef UNITTEST

@@ -21,6 +21,8 @@
 #include "store/store.h"
 
 #define STORE_SQLITE_SCHEMA_VERSION 1
+/* WAL pages between automatic checkpoints under store_set_bulk(). */
+#define STORE_SQLITE_BULK_CHECKPOINT 10000
 
 #ifdef UNITTEST
 /* Test builds only: the nth statement the driver runs from now on fails

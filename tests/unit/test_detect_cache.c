@@ -369,6 +369,221 @@ static void t_cache_sees_other_connection(void **state)
     fx_close(&f);
 }
 
+/* ---------- deferred state writes ---------- */
+
+static struct detector *detector_deferring(struct fx *f, size_t batch, unsigned flush_every)
+{
+    struct detector_config c = {
+        .batch_size = batch, .clock_ms = fx_clock, .state_flush_batches = flush_every};
+    struct detector *d = detector_new(f->s, &c);
+    assert_non_null(d);
+    return d;
+}
+
+static uint64_t states_mark(struct fx *f)
+{
+    uint64_t v = 0;
+    assert_int_equal(
+        store_checkpoint_get(f->s, DETECTOR_READER_DEFAULT DETECTOR_STATES_MARK_SUFFIX, &v), 0);
+    return v;
+}
+
+static uint64_t checkpoint_of(struct fx *f)
+{
+    uint64_t v = 0;
+    assert_int_equal(store_checkpoint_get(f->s, DETECTOR_READER_DEFAULT, &v), 0);
+    return v;
+}
+
+static int count_opslog(struct fx *f)
+{
+    cJSON *log = fx_opslog(f, "2026-06-20");
+    int n = cJSON_GetArraySize(log);
+    cJSON_Delete(log);
+    return n;
+}
+
+/* Full batches defer their states (the stored items fall behind the
+ * checkpoint, the mark says how far they go); the detector going idle
+ * writes them, and everything equals a detector without a cache. */
+static void t_deferred_same_outcome(void **state)
+{
+    (void)state;
+    struct det_state ref[6], st;
+    double tref;
+    uint64_t drops;
+    struct fx f;
+    struct detector *d;
+    struct detector_stats ds;
+    char pid[16];
+    size_t n = 0;
+
+    outcome(10, 0, true, ref, &tref, &drops);
+    fx_open(&f);
+    products(&f);
+    workload(&f, 0, 120);
+    d = detector_deferring(&f, 10, 1000);
+    /* Batch 1 writes (the cache starts untrusted), batches 2.. defer. */
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(detector_run_once(d, &n), 0);
+        assert_int_equal(n, 10);
+    }
+    assert_true(states_mark(&f) > 0);
+    assert_true(states_mark(&f) - 1 < checkpoint_of(&f)); /* stored states are behind */
+    detector_get_stats(d, &ds);
+    assert_true(ds.states_deferred > 0);
+    assert_int_equal(ds.state_flushes, 1);
+    /* A verify in this process sees the deferred state through the
+     * detector, not the stale item. */
+    assert_true(detector_state_peek(d, "p0", &st));
+    assert_true(st.scans > stored_state(&f, "p0").scans);
+
+    fx_run(d);
+    workload(&f, 120, 300);
+    fx_run(d);
+    assert_int_equal(states_mark(&f) - 1, checkpoint_of(&f)); /* idle: all written */
+    detector_get_stats(d, &ds);
+    assert_true(ds.state_flushes >= 2 && ds.state_flushes < ds.batches);
+    assert_int_equal(ds.warmups, 0);
+    detector_free(d);
+    for (int p = 0; p < 6; p++) {
+        snprintf(pid, sizeof(pid), "p%d", p);
+        st = stored_state(&f, pid);
+        assert_memory_equal(&st, &ref[p], sizeof(st));
+    }
+    assert_true(fx_threat_count(&f, "brand-a") + 1000 * fx_threat_count(&f, "brand-b") == tref);
+    fx_close(&f);
+}
+
+/* A detector that stops with deferred states (a crash: its memory is
+ * gone) leaves the stored states at the mark; the next one re-applies the
+ * records between mark and checkpoint to the states only, and ends with
+ * the states, alerts, counters and ops-log entries of an uninterrupted
+ * run. */
+static void t_deferred_crash(void **state)
+{
+    (void)state;
+    struct det_state ref[6], st;
+    double tref;
+    uint64_t drops;
+    struct fx f, g;
+    struct detector *d;
+    struct detector_stats ds;
+    char pid[16];
+    size_t n = 0;
+    int ref_ops, ref_alerts;
+    cJSON *alerts;
+
+    /* Reference: no cache at all. */
+    outcome(10, 0, true, ref, &tref, &drops);
+    fx_open(&g);
+    products(&g);
+    workload(&g, 0, 300);
+    d = detector_with(&g, 10, 0, true);
+    fx_run(d);
+    detector_free(d);
+    ref_ops = count_opslog(&g);
+    alerts = fx_alerts(&g, "brand-a");
+    ref_alerts = cJSON_GetArraySize(alerts);
+    cJSON_Delete(alerts);
+    fx_close(&g);
+
+    fx_open(&f);
+    products(&f);
+    workload(&f, 0, 120);
+    d = detector_deferring(&f, 10, 1000);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(detector_run_once(d, &n), 0);
+    assert_true(states_mark(&f) - 1 < checkpoint_of(&f));
+    detector_free(d); /* "crash": deferred states lost with the process */
+
+    workload(&f, 120, 300);
+    d = detector_deferring(&f, 10, 1000);
+    fx_run(d);
+    detector_get_stats(d, &ds);
+    assert_int_equal(ds.warmups, 1);
+    assert_int_equal(ds.warmup_records, 60); /* batches 2..7 */
+    assert_int_equal(states_mark(&f) - 1, checkpoint_of(&f));
+    detector_free(d);
+    for (int p = 0; p < 6; p++) {
+        snprintf(pid, sizeof(pid), "p%d", p);
+        st = stored_state(&f, pid);
+        assert_memory_equal(&st, &ref[p], sizeof(st));
+    }
+    assert_true(fx_threat_count(&f, "brand-a") + 1000 * fx_threat_count(&f, "brand-b") == tref);
+    assert_int_equal(count_opslog(&f), ref_ops);
+    alerts = fx_alerts(&f, "brand-a");
+    assert_int_equal(cJSON_GetArraySize(alerts), ref_alerts);
+    cJSON_Delete(alerts);
+    fx_close(&f);
+}
+
+/* The same crash, but the next detector runs without a cache: it still
+ * rebuilds the states from the mark before its first batch. */
+static void t_deferred_crash_then_no_cache(void **state)
+{
+    (void)state;
+    struct det_state ref[6], st;
+    double tref;
+    uint64_t drops;
+    struct fx f;
+    struct detector *d;
+    struct detector_stats ds;
+    char pid[16];
+    size_t n = 0;
+
+    outcome(10, 0, true, ref, &tref, &drops);
+    fx_open(&f);
+    products(&f);
+    workload(&f, 0, 120);
+    d = detector_deferring(&f, 10, 1000);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(detector_run_once(d, &n), 0);
+    detector_free(d);
+    workload(&f, 120, 300);
+    d = detector_with(&f, 10, 0, true);
+    fx_run(d);
+    detector_get_stats(d, &ds);
+    assert_int_equal(ds.warmups, 1);
+    detector_free(d);
+    for (int p = 0; p < 6; p++) {
+        snprintf(pid, sizeof(pid), "p%d", p);
+        st = stored_state(&f, pid);
+        assert_memory_equal(&st, &ref[p], sizeof(st));
+    }
+    assert_true(fx_threat_count(&f, "brand-a") + 1000 * fx_threat_count(&f, "brand-b") == tref);
+    fx_close(&f);
+}
+
+/* Another writer of window states in this process (a DLQ replay) first
+ * asks the detector for its deferred writes. */
+static void t_deferred_written_on_request(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct detector *d;
+    struct det_state st;
+    size_t n = 0;
+
+    fx_open(&f);
+    products(&f);
+    workload(&f, 0, 120);
+    d = detector_deferring(&f, 10, 1000);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(detector_run_once(d, &n), 0);
+    assert_true(detector_state_peek(d, "p1", &st));
+    assert_true(st.scans != stored_state(&f, "p1").scans);
+    assert_int_equal(store_batch_begin(f.s), 0);
+    assert_int_equal(detector_write_deferred(d), 0);
+    assert_int_equal(store_batch_commit(f.s), 0);
+    assert_true(stored_state(&f, "p1").scans == st.scans);
+    assert_int_equal(states_mark(&f) - 1, checkpoint_of(&f));
+    assert_false(detector_state_peek(d, "p1", &st)); /* re-validated by the next batch */
+    fx_run(d);
+    detector_free(d);
+    fx_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +593,10 @@ int main(void)
         cmocka_unit_test(t_cache_same_outcome),
         cmocka_unit_test(t_cache_dropped_after_failed_batch),
         cmocka_unit_test(t_cache_sees_other_connection),
+        cmocka_unit_test(t_deferred_same_outcome),
+        cmocka_unit_test(t_deferred_crash),
+        cmocka_unit_test(t_deferred_crash_then_no_cache),
+        cmocka_unit_test(t_deferred_written_on_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
