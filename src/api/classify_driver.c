@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alert.h"
 #include "core/brand.h"
 #include "core/keys.h"
 #include "core/opslog.h"
@@ -244,19 +245,12 @@ static void read_stream(struct classify_driver *d)
     while (d->inflight < d->max_inflight && d->njobs < JOBS_MAX) {
         /* Only alert writes can be candidates: the store skips the rest
          * without parsing their images. */
-        static const char *const alert_sk[] = {KEY_PFX_ALERT};
-        static const struct stream_filter alerts = {
-            .kinds = STREAM_KIND_BIT(STORE_INSERT) | STREAM_KIND_BIT(STORE_MODIFY),
-            .pk_prefix = KEY_PFX_THREAT,
-            .sk_prefixes = alert_sk,
-            .nsk = 1,
-        };
         struct stream_record *recs = NULL;
         size_t n = 0, used = 0, examined = 0;
         uint64_t top = d->read_seq;
         bool stop = false;
-        int rc = store_stream_read_filtered(d->store, d->read_seq, d->batch, &alerts, &recs, &n,
-                                            &top, &examined);
+        int rc = store_stream_read_filtered(d->store, d->read_seq, d->batch, &alert_stream_filter,
+                                            &recs, &n, &top, &examined);
 
         if (rc) {
             store_trouble(d, "reading the change stream", rc);

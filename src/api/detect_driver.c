@@ -235,6 +235,18 @@ static int render_metrics(void *arg, struct store *s, struct buf *out)
     counter(out, "joined_runs_total",
             "Runs made inside the server's group commit (one commit for both).", d->joins);
     counter(out, "bisections_total", "Failing batches split in two.", st.bisections);
+    counter(out, "state_flushes_total",
+            "Batches that wrote every deferred window state (and the states mark).",
+            st.state_flushes);
+    counter(out, "states_deferred_total", "Window-state writes deferred while catching up.",
+            st.states_deferred);
+    counter(out, "state_warmups_total",
+            "Times the window states were rebuilt from the states mark (after a restart).",
+            st.warmups);
+    counter(out, "state_warmup_records_total", "Stream records re-read to rebuild them.",
+            st.warmup_records);
+    gauge(out, "state_cache_entries", "Window states in the detector's cache.",
+          (double)st.state_cache_size);
     gauge(out, "last_batch_seconds", "Duration of the last committed batch.",
           (double)st.last_batch_us / 1e6);
     if (!s)

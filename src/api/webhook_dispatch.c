@@ -823,19 +823,12 @@ static int pump_commit(struct webhook_dispatch *d, struct pending_new *p, uint64
  * written, and alerts raised or updated.  The store skips the rest
  * without parsing their images. */
 static const char *const scan_sk[] = {KEY_PFX_SCAN};
-static const char *const alert_sk[] = {KEY_PFX_ALERT};
-static const struct stream_filter alert_records = {
-    .kinds = STREAM_KIND_BIT(STORE_INSERT) | STREAM_KIND_BIT(STORE_MODIFY),
-    .pk_prefix = KEY_PFX_THREAT,
-    .sk_prefixes = alert_sk,
-    .nsk = 1,
-};
 static const struct stream_filter deliverable = {
     .kinds = STREAM_KIND_BIT(STORE_INSERT),
     .pk_prefix = KEY_PFX_PRODUCT,
     .sk_prefixes = scan_sk,
     .nsk = 1,
-    .or_else = &alert_records,
+    .or_else = &alert_stream_filter,
 };
 
 /* Reads the stream and writes deliveries, within the step budget. */

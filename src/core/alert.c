@@ -163,3 +163,11 @@ void alert_write_json(struct jsonw *w, const cJSON *item)
     jsonw_kstr(w, "lastSeen", s && *s ? s : ts);
     jsonw_end(w);
 }
+
+static const char *const alert_sk[] = {KEY_PFX_ALERT};
+const struct stream_filter alert_stream_filter = {
+    .kinds = STREAM_KIND_BIT(STORE_INSERT) | STREAM_KIND_BIT(STORE_MODIFY),
+    .pk_prefix = KEY_PFX_THREAT,
+    .sk_prefixes = alert_sk,
+    .nsk = 1,
+};

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/jsonw.h"
+#include "store/store.h"
 
 struct alert_fields {
     const char *alert_id;   /* NULL: a new unique id is generated */
@@ -41,5 +42,10 @@ cJSON *alert_item_new(const struct alert_fields *f);
  * attributes; missing fields as null / defaults; `source` "api" when
  * absent). */
 void alert_write_json(struct jsonw *w, const cJSON *item);
+
+/* The change-stream records of alert writes (INSERT or MODIFY of
+ * THREAT#.../ALERT#...), for readers that only want those
+ * (store_stream_read_filtered). */
+extern const struct stream_filter alert_stream_filter;
 
 #endif

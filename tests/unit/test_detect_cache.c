@@ -403,6 +403,19 @@ static int count_opslog(struct fx *f)
     return n;
 }
 
+/* The stored states of p0..p5 and the threat counts equal the reference. */
+static void assert_outcome(struct fx *f, const struct det_state ref[6], double tref)
+{
+    char pid[16];
+    for (int p = 0; p < 6; p++) {
+        struct det_state st;
+        snprintf(pid, sizeof(pid), "p%d", p);
+        st = stored_state(f, pid);
+        assert_memory_equal(&st, &ref[p], sizeof(st));
+    }
+    assert_true(fx_threat_count(f, "brand-a") + 1000 * fx_threat_count(f, "brand-b") == tref);
+}
+
 /* Full batches defer their states (the stored items fall behind the
  * checkpoint, the mark says how far they go); the detector going idle
  * writes them, and everything equals a detector without a cache. */
@@ -415,7 +428,6 @@ static void t_deferred_same_outcome(void **state)
     struct fx f;
     struct detector *d;
     struct detector_stats ds;
-    char pid[16];
     size_t n = 0;
 
     outcome(10, 0, true, ref, &tref, &drops);
@@ -446,12 +458,7 @@ static void t_deferred_same_outcome(void **state)
     assert_true(ds.state_flushes >= 2 && ds.state_flushes < ds.batches);
     assert_int_equal(ds.warmups, 0);
     detector_free(d);
-    for (int p = 0; p < 6; p++) {
-        snprintf(pid, sizeof(pid), "p%d", p);
-        st = stored_state(&f, pid);
-        assert_memory_equal(&st, &ref[p], sizeof(st));
-    }
-    assert_true(fx_threat_count(&f, "brand-a") + 1000 * fx_threat_count(&f, "brand-b") == tref);
+    assert_outcome(&f, ref, tref);
     fx_close(&f);
 }
 
@@ -463,13 +470,12 @@ static void t_deferred_same_outcome(void **state)
 static void t_deferred_crash(void **state)
 {
     (void)state;
-    struct det_state ref[6], st;
+    struct det_state ref[6];
     double tref;
     uint64_t drops;
     struct fx f, g;
     struct detector *d;
     struct detector_stats ds;
-    char pid[16];
     size_t n = 0;
     int ref_ops, ref_alerts;
     cJSON *alerts;
@@ -505,12 +511,7 @@ static void t_deferred_crash(void **state)
     assert_int_equal(ds.warmup_records, 60); /* batches 2..7 */
     assert_int_equal(states_mark(&f) - 1, checkpoint_of(&f));
     detector_free(d);
-    for (int p = 0; p < 6; p++) {
-        snprintf(pid, sizeof(pid), "p%d", p);
-        st = stored_state(&f, pid);
-        assert_memory_equal(&st, &ref[p], sizeof(st));
-    }
-    assert_true(fx_threat_count(&f, "brand-a") + 1000 * fx_threat_count(&f, "brand-b") == tref);
+    assert_outcome(&f, ref, tref);
     assert_int_equal(count_opslog(&f), ref_ops);
     alerts = fx_alerts(&f, "brand-a");
     assert_int_equal(cJSON_GetArraySize(alerts), ref_alerts);
@@ -523,13 +524,12 @@ static void t_deferred_crash(void **state)
 static void t_deferred_crash_then_no_cache(void **state)
 {
     (void)state;
-    struct det_state ref[6], st;
+    struct det_state ref[6];
     double tref;
     uint64_t drops;
     struct fx f;
     struct detector *d;
     struct detector_stats ds;
-    char pid[16];
     size_t n = 0;
 
     outcome(10, 0, true, ref, &tref, &drops);
@@ -546,12 +546,7 @@ static void t_deferred_crash_then_no_cache(void **state)
     detector_get_stats(d, &ds);
     assert_int_equal(ds.warmups, 1);
     detector_free(d);
-    for (int p = 0; p < 6; p++) {
-        snprintf(pid, sizeof(pid), "p%d", p);
-        st = stored_state(&f, pid);
-        assert_memory_equal(&st, &ref[p], sizeof(st));
-    }
-    assert_true(fx_threat_count(&f, "brand-a") + 1000 * fx_threat_count(&f, "brand-b") == tref);
+    assert_outcome(&f, ref, tref);
     fx_close(&f);
 }
 
