@@ -400,8 +400,11 @@ static void copy_file(const char *from, const char *to)
 static void replay(const char *base, const char *path, bool full, size_t batch, uint64_t head,
                    long state_cache, struct round *r)
 {
+    /* As `genuproof serve` opens it (src/cmd/store_open.c). */
     struct store_options o = {.path = path,
-                              .durability = full ? STORE_DURABILITY_FULL : STORE_DURABILITY_NORMAL};
+                              .durability = full ? STORE_DURABILITY_FULL : STORE_DURABILITY_NORMAL,
+                              .stream_keys_only = key_stream_keys_only,
+                              .background_checkpoint = true};
     struct detector_config c = {.batch_size = batch,
                                 .state_cache_max = state_cache > 0 ? (size_t)state_cache : 0,
                                 .no_state_cache = state_cache == 0};

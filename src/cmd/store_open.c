@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/keys.h"
 #include "store/store.h"
 
 bool cmd_store_is_dynamodb(const struct opt_values *o)
@@ -38,6 +39,11 @@ struct store *cmd_store_open(const struct opt_values *o, char *err, size_t errle
         .path = opt_str(o, "db"),
         .durability =
             dur && !strcmp(dur, "normal") ? STORE_DURABILITY_NORMAL : STORE_DURABILITY_FULL,
+        /* Ops-log entries, window states and dedup items: keys only in the
+         * change stream (no reader looks into them; docs/architecture.md). */
+        .stream_keys_only = key_stream_keys_only,
+        /* The loop must not wait for WAL checkpoints. */
+        .background_checkpoint = true,
     };
     s = store_open_sqlite(&so, msg, sizeof(msg));
     if (!s)

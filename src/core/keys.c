@@ -237,7 +237,7 @@ const char *key_idem_sk(struct key *k, const char *digest_hex)
 
 const char *key_alert_dedup_sk(struct key *k, const char *type, const char *window)
 {
-    return k2(k, "ALERTKEY#", type, window);
+    return k2(k, KEY_PFX_ALERTKEY, type, window);
 }
 
 const char *key_product_name_sk(struct key *k, const char *name_sha256_hex)
@@ -479,7 +479,7 @@ static const struct {
     {"HASH#", 0, KF_HASH},
     {"BRAND#", 0, KF_BRAND},
     {"THREAT#", 0, KF_THREAT}, /* refined below */
-    {"OPS_LOG#", 0, KF_OPS_LOG},
+    {KEY_PFX_OPS_LOG_DAY, 0, KF_OPS_LOG},
     {KEY_PK_OPS_LOG_LEGACY, 1, KF_OPS_LOG_LEGACY},
     {KEY_PK_BRAND_INDEX, 1, KF_BRAND_INDEX},
     {KEY_PK_PRODUCT_INDEX, 1, KF_PRODUCT_INDEX},
@@ -541,4 +541,14 @@ const char *key_family_pattern(enum key_family f)
     if ((int)f < 0 || f >= KF_COUNT)
         return "other";
     return patterns[f];
+}
+
+bool key_stream_keys_only(const char *pk, const char *sk)
+{
+    if (!pk || !sk)
+        return false;
+    if (!strncmp(pk, KEY_PFX_OPS_LOG_DAY, sizeof(KEY_PFX_OPS_LOG_DAY) - 1))
+        return true;
+    return !strcmp(sk, KEY_SK_DETSTATE) ||
+           !strncmp(sk, KEY_PFX_ALERTKEY, sizeof(KEY_PFX_ALERTKEY) - 1);
 }

@@ -14,6 +14,7 @@
 #ifndef GP_CORE_KEYS_H
 #define GP_CORE_KEYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,8 @@ struct key {
 #define KEY_PFX_ALERT       "ALERT#"
 #define KEY_PFX_THREAT      "THREAT#"
 #define KEY_PFX_DELIVERY    "DELIVERY#"
+#define KEY_PFX_ALERTKEY    "ALERTKEY#"
+#define KEY_PFX_OPS_LOG_DAY "OPS_LOG#"
 
 /* ---- API.md schema (E1-E16) ---- */
 const char *key_brand_pk(struct key *k, const char *brand_id); /* BRAND#<id> */
@@ -165,5 +168,11 @@ enum key_family {
 enum key_family key_family_of(const char *pk);
 /* Display pattern, e.g. "PRODUCT#<id>", "THREAT#<brand>#<YYYY-MM>". */
 const char *key_family_pattern(enum key_family f);
+
+/* The items whose change-stream records need no image
+ * (store_options.stream_keys_only): ops-log entries (OPS_LOG#<day>),
+ * detector window states (DETSTATE) and alert dedup items (ALERTKEY#...),
+ * which the detector writes and no stream reader looks into. */
+bool key_stream_keys_only(const char *pk, const char *sk);
 
 #endif

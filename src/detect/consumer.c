@@ -27,6 +27,7 @@
 #include "core/keys.h"
 #include "core/timeutil.h"
 #include "detect/dlq.h"
+#include "detect/facts.h"
 #include "detect/process.h"
 #include "detect/state.h"
 #include "util/err.h"
@@ -55,6 +56,7 @@ struct detector {
      * detector committed last, the store's data version inside that
      * batch, and the count of uncached state writes seen before it. */
     struct det_state_cache *cache;
+    struct det_facts *facts; /* with the cache: META and CLAIM facts (facts.h) */
     bool cache_valid;
     uint64_t cache_cp, cache_dv, cache_gen;
     /* States mark (see "Deferred state writes" below): kept when the store
@@ -108,14 +110,20 @@ struct detector *detector_new(struct store *s, const struct detector_config *cfg
         c.state_cache_max = DET_STATE_CACHE_DEFAULT;
     if (c.state_flush_batches == 0)
         c.state_flush_batches = DETECTOR_STATE_FLUSH_BATCHES;
+    if (c.catchup_batch == 0)
+        c.catchup_batch = DETECTOR_BATCH_MAX;
+    if (c.catchup_batch > DETECTOR_BATCH_MAX)
+        c.catchup_batch = DETECTOR_BATCH_MAX;
     d->cfg = c;
     d->span = c.batch_size;
     snprintf(d->mark, sizeof(d->mark), "%s%s", d->reader, DETECTOR_STATES_MARK_SUFFIX);
     {
         uint64_t v;
         d->use_marks = store_data_version(s, &v) == 0;
-        if (d->use_marks && !c.no_state_cache)
+        if (d->use_marks && !c.no_state_cache) {
             d->cache = det_state_cache_new(c.state_cache_max);
+            d->facts = det_facts_new(c.state_cache_max);
+        }
     }
     return d;
 }
@@ -125,6 +133,7 @@ void detector_free(struct detector *d)
     if (!d)
         return;
     det_state_cache_free(d->cache);
+    det_facts_free(d->facts);
     free(d);
 }
 
@@ -140,6 +149,7 @@ static void cache_drop(struct detector *d)
     if (!d->cache)
         return;
     d->cache_valid = false;
+    det_facts_clear(d->facts);
     if (det_state_cache_count(d->cache) == 0)
         return;
     det_state_cache_clear(d->cache);
@@ -219,6 +229,7 @@ static int warm_up(struct detector *d, struct det_state_cache *c, uint64_t from,
                          .min_rate = d->cfg.velocity_min_rate},
             .now_ms = wall_ms(d),
             .cache = c,
+            .facts = c == d->cache ? d->facts : NULL,
             .state_only = true,
         };
         struct stream_record *recs = NULL;
@@ -371,11 +382,20 @@ static void backoff(struct detector *d)
  * DETSTATE items ...) without parsing it.  Skipped records count as
  * ignored; the checkpoint moves past them with the batch. */
 static const char *const wanted_sk[] = {KEY_PFX_SCAN, KEY_PFX_EVENT};
+/* ... and every write of a product's CLAIM item, so that the claims the
+ * detector remembers (facts.h) are read again after one. */
+static const char *const claim_sk[] = {KEY_SK_CLAIM};
+static const struct stream_filter claim_filter = {
+    .pk_prefix = KEY_PFX_PRODUCT,
+    .sk_prefixes = claim_sk,
+    .nsk = 1,
+};
 static const struct stream_filter wanted_filter = {
     .kinds = STREAM_KIND_BIT(STORE_INSERT),
     .pk_prefix = KEY_PFX_PRODUCT,
     .sk_prefixes = wanted_sk,
     .nsk = sizeof(wanted_sk) / sizeof(wanted_sk[0]),
+    .or_else = &claim_filter,
 };
 
 /* Runs one batch over the records after..last (of which recs[0..n) are
@@ -420,6 +440,7 @@ static int try_batch(struct detector *d, uint64_t after, uint64_t last,
         det_state_cache_dirty(d->cache) + n <= d->cfg.state_cache_max / 2)
         defer = true; /* (so at least half the cache stays clean: no growth) */
     pc.cache = c;
+    pc.facts = d->cache ? d->facts : NULL;
     pc.defer_states = defer;
     if (c)
         dirty_before = det_state_cache_dirty(c);
@@ -557,8 +578,22 @@ static int run_once(struct detector *d, size_t *processed)
         struct det_proc_counts counts = {0};
         int64_t t0 = time_mono_us();
 
-        rc = store_stream_read_filtered(d->s, cp, d->span, &wanted_filter, &recs, &n, &last,
-                                        &examined);
+        /* Far behind (a replay, a restart behind a busy stream): bigger
+         * batches, and the store may favour throughput over commit
+         * latency (store_set_bulk).  Not for a batch that is merely full:
+         * a live server's batches often are, and its requests share the
+         * store's commits. */
+        size_t want = d->span;
+        bool far = false;
+        if (d->span == d->cfg.batch_size) {
+            uint64_t head = 0;
+            far = store_stream_head(d->s, &head) == 0 && head > cp &&
+                  head - cp >= DETECTOR_BULK_LAG_BATCHES * (uint64_t)d->cfg.batch_size;
+            if (far && d->cfg.catchup_batch > want)
+                want = d->cfg.catchup_batch;
+        }
+        rc =
+            store_stream_read_filtered(d->s, cp, want, &wanted_filter, &recs, &n, &last, &examined);
         if (rc) {
             d->st.errors++;
             goto fail;
@@ -586,10 +621,8 @@ static int run_once(struct detector *d, size_t *processed)
                 goto out;
             }
         }
-        /* Full batches: the detector is catching up (a replay, a restart
-         * behind a busy stream); the store may favour throughput. */
-        store_set_bulk(d->s, examined >= d->span);
-        rc = try_batch(d, cp, last, recs, n, examined < d->span, &counts);
+        store_set_bulk(d->s, far && examined >= want);
+        rc = try_batch(d, cp, last, recs, n, examined < want, &counts);
         if (!rc) {
             account(d, last, n, examined, &counts, t0);
             d->attempts = 0;

@@ -78,9 +78,17 @@ struct detector_config {
      * writes them in every batch. */
     unsigned state_flush_batches;
     bool no_defer_states;
+    /* Records per batch while the detector is at least
+     * DETECTOR_BULK_LAG_BATCHES batches behind the stream's head (0 ->
+     * DETECTOR_BATCH_MAX; batch_size or less: no catch-up batches).
+     * Latency matters little that far behind, throughput does. */
+    size_t catchup_batch;
 };
 
 #define DETECTOR_STATE_FLUSH_BATCHES 1000
+/* Batches behind the stream's head from which the detector reads
+ * catch-up batches and asks the store for bulk mode (store_set_bulk). */
+#define DETECTOR_BULK_LAG_BATCHES 10
 /* Suffix of the states mark: the checkpoint name under which the
  * detector records how far the stored window states go (consumer.c). */
 #define DETECTOR_STATES_MARK_SUFFIX ".states"

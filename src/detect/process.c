@@ -44,6 +44,7 @@
 #include "detect/chk_tamper.h"
 #include "detect/classify.h"
 #include "detect/dlq.h"
+#include "detect/facts.h"
 #include "detect/state.h"
 #include "detect/wset.h"
 #include "util/err.h"
@@ -234,6 +235,14 @@ static int product_load_meta(struct det_proc *p, struct det_product *pr)
 
     if (!key_product_pk(&pk, pr->pid))
         return ERR_INVALID;
+    const struct det_fact *known = det_facts_get(p->cfg.facts, pr->pid);
+    if (known && known->meta) {
+        pr->exists = true;
+        pr->brand_id = xstrdup(known->brand);
+        pr->has_created = known->has_created;
+        pr->created_ms = known->created_ms;
+        return 0;
+    }
     struct store_query q = {.index = STORE_INDEX_TABLE,
                             .pk = pk.s,
                             .sk_op = STORE_SK_EQ,
@@ -258,6 +267,8 @@ static int product_load_meta(struct det_proc *p, struct det_product *pr)
         pr->brand_id = xstrdup(brand);
         created = str_attr(meta, "createdAt");
         pr->has_created = created && !time_parse_iso(created, &pr->created_ms);
+        /* Brand and creation time never change once the product exists. */
+        det_facts_put_meta(p->cfg.facts, pr->pid, brand, pr->has_created, pr->created_ms);
     }
     store_result_free(&res);
     return 0;
@@ -304,6 +315,12 @@ static int product_load_claim(struct det_proc *p, struct det_product *pr)
         return 0;
     if (!key_product_pk(&pk, pr->pid))
         return ERR_INVALID;
+    const struct det_fact *known = det_facts_get(p->cfg.facts, pr->pid);
+    if (known && known->claim_known) {
+        pr->claim = known->claim;
+        pr->claim_loaded = true;
+        return 0;
+    }
     memset(&pr->claim, 0, sizeof(pr->claim));
     rc = store_get(p->cfg.s, pk.s, KEY_SK_CLAIM, true, &item);
     if (rc == ERR_NOTFOUND) {
@@ -322,8 +339,10 @@ static int product_load_claim(struct det_proc *p, struct det_product *pr)
         }
     }
     cJSON_Delete(item);
-    if (!rc)
+    if (!rc) {
         pr->claim_loaded = true;
+        det_facts_put_claim(p->cfg.facts, pr->pid, &pr->claim);
+    }
     return rc;
 }
 
@@ -924,10 +943,31 @@ static int add_event(struct det_proc *p, const struct stream_record *r, const ch
     return rc;
 }
 
+/* A write of PRODUCT#<id>/CLAIM: the claim is read again when needed. */
+static bool claim_written(struct det_proc *p, const struct stream_record *r)
+{
+    char pid[PID_MAX + 1];
+    if (!r->pk || !r->sk || strcmp(r->sk, KEY_SK_CLAIM) != 0 ||
+        key_parse_product_pk(r->pk, pid, sizeof(pid)))
+        return false;
+    det_facts_forget_claim(p->cfg.facts, pid);
+    {
+        uint64_t h = fnv1a(pid, NULL);
+        for (size_t i = 0; i < p->nprods; i++)
+            if (p->prods[i]->h == h && !strcmp(p->prods[i]->pid, pid))
+                p->prods[i]->claim_loaded = false;
+    }
+    return true;
+}
+
 int det_proc_add(struct det_proc *p, const struct stream_record *r)
 {
     char pid[PID_MAX + 1];
 
+    if (claim_written(p, r)) {
+        p->counts.ignored++;
+        return 0;
+    }
     if (!det_record_wanted(r)) {
         p->counts.ignored++;
         return 0;

@@ -52,6 +52,10 @@ struct det_proc_cfg {
      * caller guarantees that the cache matches the stored items (see
      * detect/state.h and consumer.c). */
     struct det_state_cache *cache;
+    /* Optional (NULL: none), with cache: products' brand, creation time
+     * and claim across batches (detect/facts.h); det_proc_add() forgets a
+     * claim when it sees a write of the product's CLAIM item. */
+    struct det_facts *facts;
     /* With cache: det_proc_flush() does not write the batch's window
      * states; det_proc_cache_commit() stages them in the cache as
      * deferred writes (det_state_cache_stage), which the consumer writes

@@ -69,6 +69,18 @@ struct store_options {
     bool throttle;                    /* emulate per-partition ceilings */
     double throttle_wcu;              /* 0 -> 1000 WCU/s per partition key */
     double throttle_rcu;              /* 0 -> 3000 RCU/s per partition key */
+    /* Optional: items for which this returns true get change records
+     * without an image (DynamoDB's KEYS_ONLY view, chosen per item): for
+     * derived bookkeeping items that no stream reader looks into.  Their
+     * records still exist (sequence numbers, per-second write counts,
+     * kinds), with image NULL as for a REMOVE.  NULL: every record
+     * carries its new image. */
+    bool (*stream_keys_only)(const char *pk, const char *sk);
+    /* WAL checkpoints on a thread of the store's own instead of inside the
+     * COMMIT that crosses the threshold (store/sqlite_ckpt.h), so a writer
+     * on an event loop never waits for one.  Falls back to SQLite's
+     * automatic checkpoint when the thread cannot be had. */
+    bool background_checkpoint;
 };
 
 /* Opens (creating when needed) the SQLite store.  On error returns NULL

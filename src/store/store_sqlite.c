@@ -32,10 +32,12 @@
 
 #include "core/canon.h"
 #include "store/item_json.h"
+#include "store/sqlite_ckpt.h"
 #include "store/sqlite_pcache.h"
 #include "store/store_int.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #define BUSY_TIMEOUT_MS 5000
@@ -156,8 +158,10 @@ struct sq {
     struct store base; /* first: store.c sees the common part */
     sqlite3 *db;
     sqlite3_stmt *st[ST_COUNT];
-    uint64_t committed_head;   /* highest stream seq known committed */
-    bool bulk;                 /* store_set_bulk() in force */
+    uint64_t committed_head;                           /* highest stream seq known committed */
+    bool bulk;                                         /* store_set_bulk() in force */
+    bool (*keys_only)(const char *pk, const char *sk); /* store_options.stream_keys_only */
+    struct sqlite_ckpt *ckpt;  /* background checkpoints, NULL: SQLite's automatic ones */
     uint64_t txn_seq;          /* highest seq written in the open transaction */
     uint64_t sub_seq;          /* txn_seq when the open sub-batch began */
     bool op_wrote;             /* the current write operation changed something */
@@ -386,6 +390,8 @@ static int stream_add(struct sq *q, int kind, const char *pk, const char *sk, co
     sqlite3_bind_int(st, 2, kind);
     bind_text(st, 3, pk);
     bind_text(st, 4, sk);
+    if (image && q->keys_only && q->keys_only(pk, sk))
+        image = NULL; /* store_options.stream_keys_only */
     if (image)
         sqlite3_bind_text(st, 5, image, (int)len, SQLITE_STATIC);
     else
@@ -1109,8 +1115,22 @@ static void sq_set_bulk(struct store *s, bool bulk)
     if (q->bulk == bulk)
         return;
     q->bulk = bulk;
-    sqlite3_wal_autocheckpoint(q->db,
+    if (q->ckpt)
+        sqlite_ckpt_set_frames(q->ckpt,
                                bulk ? STORE_SQLITE_BULK_CHECKPOINT : STORE_SQLITE_AUTOCHECKPOINT);
+    else
+        sqlite3_wal_autocheckpoint(q->db, bulk ? STORE_SQLITE_BULK_CHECKPOINT
+                                               : STORE_SQLITE_AUTOCHECKPOINT);
+}
+
+/* With background checkpoints: the WAL hook only tells the thread. */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+    struct sq *q = arg;
+    (void)db;
+    (void)name;
+    sqlite_ckpt_kick(q->ckpt, frames);
+    return SQLITE_OK;
 }
 
 static int sq_stream_head(struct store *s, uint64_t *seq)
@@ -1321,6 +1341,8 @@ static int sq_write_seconds(struct store *s, int64_t since_ms, store_write_secon
 static void sq_close(struct store *s)
 {
     struct sq *q = sq_of(s);
+    sqlite_ckpt_stop(q->ckpt); /* first: the last connection checkpoints on close */
+    q->ckpt = NULL;
     if (q->db)
         read_release(q);
     for (int i = 0; i < ST_COUNT; i++)
@@ -1453,6 +1475,7 @@ struct store *store_open_sqlite(const struct store_options *o, char *err, size_t
     q = xcalloc(1, sizeof(*q));
     store_base_init(&q->base, &sqlite_ops, o);
     buf_init(&q->body, BODY_MAX);
+    q->keys_only = o->stream_keys_only;
     /* Before SQLite initializes: skips commit-time cache walks (see there). */
     (void)sqlite_pcache_install();
     rc = sqlite3_open_v2(o->path, &q->db,
@@ -1465,6 +1488,15 @@ struct store *store_open_sqlite(const struct store_options *o, char *err, size_t
         if (!err[0])
             snprintf(err, errlen, "%s: %s", o->path, sqlite3_errmsg(q->db));
         goto fail;
+    }
+    if (o->background_checkpoint && strcmp(o->path, ":memory:") != 0) {
+        char why[256];
+        q->ckpt = sqlite_ckpt_start(o->path, STORE_SQLITE_AUTOCHECKPOINT,
+                                    SQLITE_CKPT_RESTART_DEFAULT, why, sizeof(why));
+        if (q->ckpt)
+            sqlite3_wal_hook(q->db, wal_hook, q); /* replaces the automatic checkpoint */
+        else
+            log_warn("store: checkpoints stay inline: %s", why);
     }
     return &q->base;
 fail:

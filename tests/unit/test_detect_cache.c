@@ -373,8 +373,11 @@ static void t_cache_sees_other_connection(void **state)
 
 static struct detector *detector_deferring(struct fx *f, size_t batch, unsigned flush_every)
 {
-    struct detector_config c = {
-        .batch_size = batch, .clock_ms = fx_clock, .state_flush_batches = flush_every};
+    /* No catch-up batches: these tests count batches of `batch`. */
+    struct detector_config c = {.batch_size = batch,
+                                .clock_ms = fx_clock,
+                                .state_flush_batches = flush_every,
+                                .catchup_batch = batch};
     struct detector *d = detector_new(f->s, &c);
     assert_non_null(d);
     return d;
@@ -579,6 +582,62 @@ static void t_deferred_written_on_request(void **state)
     fx_close(&f);
 }
 
+/* Ten batches or more behind, the detector reads catch-up batches (up to
+ * catchup_batch records); the outcome is the same. */
+static void t_catchup_batches(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct detector *d;
+    struct detector_config c = {.batch_size = 10, .clock_ms = fx_clock, .catchup_batch = 50};
+    size_t n = 0;
+
+    fx_open(&f);
+    products(&f);
+    workload(&f, 0, 120);
+    d = detector_new(f.s, &c);
+    assert_non_null(d);
+    assert_int_equal(detector_run_once(d, &n), 0);
+    assert_int_equal(n, 50); /* 126 records behind: a catch-up batch */
+    fx_run(d);
+    /* Caught up, the next records come in normal batches. */
+    {
+        char ts[ISO_LEN + 1];
+        for (int i = 0; i < 15; i++)
+            fx_scan(&f, "p0", fx_ts(ts, T0, 2000.0 + i), "US");
+        assert_int_equal(detector_run_once(d, &n), 0);
+        assert_int_equal(n, 10);
+        fx_run(d);
+    }
+    detector_free(d);
+    {
+        /* Same states as a detector without catch-up batches. */
+        struct fx g;
+        struct detector_config c2 = {.batch_size = 10, .clock_ms = fx_clock, .catchup_batch = 10};
+        char pid[16], ts[ISO_LEN + 1];
+        fx_open(&g);
+        products(&g);
+        workload(&g, 0, 120);
+        d = detector_new(g.s, &c2);
+        fx_run(d);
+        for (int i = 0; i < 15; i++)
+            fx_scan(&g, "p0", fx_ts(ts, T0, 2000.0 + i), "US");
+        fx_run(d);
+        detector_free(d);
+        for (int p = 0; p < 6; p++) {
+            struct det_state a, b;
+            snprintf(pid, sizeof(pid), "p%d", p);
+            a = stored_state(&f, pid);
+            b = stored_state(&g, pid);
+            assert_memory_equal(&a, &b, sizeof(a));
+        }
+        assert_true(fx_threat_count(&f, "brand-a") == fx_threat_count(&g, "brand-a"));
+        assert_true(fx_threat_count(&f, "brand-b") == fx_threat_count(&g, "brand-b"));
+        fx_close(&g);
+    }
+    fx_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +651,7 @@ int main(void)
         cmocka_unit_test(t_deferred_crash),
         cmocka_unit_test(t_deferred_crash_then_no_cache),
         cmocka_unit_test(t_deferred_written_on_request),
+        cmocka_unit_test(t_catchup_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,6 +159,34 @@ static void t_claim(void **state)
     detector_free(d);
 }
 
+/* A claim made after the detector already knew the product unclaimed:
+ * the CLAIM write in the stream makes it read the claim again, so the
+ * next stranger's scan is caught. */
+static void t_claim_after_known_unclaimed(void **state)
+{
+    struct fx *f = *state;
+    struct detector *d;
+    char ts[ISO_LEN + 1];
+    cJSON *alerts;
+
+    fx_product(f, "p3b", BRAND, CREATED);
+    fx_scan_full(f, "p3b", fx_ts(ts, T0, -10), "US", "203.0.113.9", "Evil/1.0", "authentic");
+    d = fx_detector(f, 100);
+    fx_run(d); /* remembers: no claim */
+    alerts = fx_alerts(f, BRAND);
+    assert_int_equal(cJSON_GetArraySize(alerts), 0);
+    cJSON_Delete(alerts);
+
+    fx_claim(f, "p3b", "203.0.113.7", "Mozilla/5.0", T0);
+    fx_scan_full(f, "p3b", fx_ts(ts, T0, 20), "US", "203.0.113.9", "Evil/1.0", "authentic");
+    fx_run(d);
+    alerts = fx_alerts(f, BRAND);
+    assert_int_equal(cJSON_GetArraySize(alerts), 1);
+    assert_string_equal(fx_str(cJSON_GetArrayItem(alerts, 0), "type"), "claimed_product_scan");
+    cJSON_Delete(alerts);
+    detector_free(d);
+}
+
 static void t_tampered(void **state)
 {
     struct fx *f = *state;
@@ -518,6 +546,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(t_geo_cloned_tag, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_burst, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_claim, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_claim_after_known_unclaimed, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_tampered, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_velocity, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_chain_gap, fx_setup, fx_teardown),

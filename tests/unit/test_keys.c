@@ -241,12 +241,34 @@ static void test_families(void **state)
     assert_string_equal(key_family_pattern(KF_COUNT), "other");
 }
 
+/* The items whose change records carry keys only. */
+static void test_stream_keys_only(void **state)
+{
+    struct key pk, sk;
+    (void)state;
+    assert_true(key_stream_keys_only(key_opslog_pk_day(&pk, "2026-06-20"),
+                                     "2026-06-20T00:00:00.000Z#threat_detector#7-0"));
+    assert_true(key_stream_keys_only(key_product_pk(&pk, "p1"), KEY_SK_DETSTATE));
+    assert_true(key_stream_keys_only(key_product_pk(&pk, "p1"),
+                                     key_alert_dedup_sk(&sk, "burst_scan", "2026-06-20T08")));
+    /* Everything a stream reader looks into keeps its image. */
+    assert_false(
+        key_stream_keys_only(key_product_pk(&pk, "p1"), "SCAN#2026-06-20T08:00:00.000Z#a"));
+    assert_false(key_stream_keys_only(key_product_pk(&pk, "p1"), "EVENT#x"));
+    assert_false(key_stream_keys_only(key_product_pk(&pk, "p1"), KEY_SK_META));
+    assert_false(
+        key_stream_keys_only("THREAT#b#2026-06", "ALERT#2026-06-20T08:00:00.000Z#burst_scan"));
+    assert_false(key_stream_keys_only(KEY_PK_OPS_LOG_LEGACY, "x"));
+    assert_false(key_stream_keys_only(NULL, KEY_SK_DETSTATE));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schema_builders), cmocka_unit_test(test_project_builders),
-        cmocka_unit_test(test_rejects),         cmocka_unit_test(test_parsers),
-        cmocka_unit_test(test_ordering),        cmocka_unit_test(test_families),
+        cmocka_unit_test(test_schema_builders),  cmocka_unit_test(test_project_builders),
+        cmocka_unit_test(test_rejects),          cmocka_unit_test(test_parsers),
+        cmocka_unit_test(test_ordering),         cmocka_unit_test(test_families),
+        cmocka_unit_test(test_stream_keys_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

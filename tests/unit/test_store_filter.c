@@ -162,6 +162,52 @@ static void check_filtered(bool generic)
     fx_close(&x);
 }
 
+static bool keys_only_x(const char *pk, const char *sk)
+{
+    (void)sk;
+    return strncmp(pk, "X#", 2) == 0;
+}
+
+/* store_options.stream_keys_only: the chosen items' records carry no
+ * image (kind and keys as usual); the others and the items themselves
+ * are untouched. */
+static void t_keys_only_records(void **state)
+{
+    (void)state;
+    struct store_options o = {.durability = STORE_DURABILITY_NORMAL,
+                              .stream_keys_only = keys_only_x};
+    struct fx x;
+    struct stream_record *r = NULL;
+    size_t n = 0;
+    cJSON *it = NULL;
+    char err[256];
+
+    snprintf(x.dir, sizeof(x.dir), "/tmp/gp-filter.XXXXXX");
+    assert_non_null(mkdtemp(x.dir));
+    snprintf(x.path, sizeof(x.path), "%s/db", x.dir);
+    o.path = x.path;
+    x.s = store_open_sqlite(&o, err, sizeof(err));
+    assert_non_null(x.s);
+    write_stream(x.s);
+    assert_int_equal(store_stream_read(x.s, 0, 100, &r, &n), 0);
+    assert_int_equal(n, 7);
+    for (size_t i = 0; i < n; i++) {
+        bool x_rec = !strcmp(r[i].pk, "X#b");
+        if (x_rec || r[i].kind == STORE_REMOVE)
+            assert_null(r[i].image);
+        else
+            assert_non_null(r[i].image);
+    }
+    assert_int_equal(r[1].kind, STORE_INSERT);
+    assert_string_equal(r[1].sk, "SCAN#2");
+    assert_string_equal(cJSON_GetObjectItem(r[0].image, "country")->valuestring, "US");
+    store_stream_free(r, n);
+    assert_int_equal(store_get(x.s, "X#b", "SCAN#2", true, &it), 0);
+    assert_string_equal(cJSON_GetObjectItem(it, "country")->valuestring, "US");
+    cJSON_Delete(it);
+    fx_close(&x);
+}
+
 static void t_filtered_sqlite(void **state)
 {
     (void)state;
@@ -343,9 +389,10 @@ static void t_string_lanes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_filtered_sqlite), cmocka_unit_test(t_filtered_generic),
-        cmocka_unit_test(t_visit_sqlite),    cmocka_unit_test(t_visit_generic),
-        cmocka_unit_test(t_attr_str),        cmocka_unit_test(t_string_lanes),
+        cmocka_unit_test(t_filtered_sqlite),   cmocka_unit_test(t_filtered_generic),
+        cmocka_unit_test(t_keys_only_records), cmocka_unit_test(t_visit_sqlite),
+        cmocka_unit_test(t_visit_generic),     cmocka_unit_test(t_attr_str),
+        cmocka_unit_test(t_string_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
