@@ -66,7 +66,13 @@ for i in $(seq 1 100); do grep -q "#702 on" "$GP_DIR/plain.out" && break; sleep 
 fake_stop
 sleep 0.3
 fake_start --port "$port" --brands brand-a --start-seq 0 --initial 2 --rate 0 || gp_finish
-for i in $(seq 1 100); do grep -q "#2 on" "$GP_DIR/plain.out" && break; sleep 0.05; done
+# Both backfilled threats (bounded: a loaded machine reconnects slowly),
+# then a moment for a duplicate to show if there were one.
+for i in $(seq 1 200); do
+    [ "$(grep -c "Fake [a-z_]* #[12] on" "$GP_DIR/plain.out")" -ge 2 ] && break
+    sleep 0.05
+done
+sleep 0.3
 kill "$plain_pid" 2>/dev/null
 wait "$plain_pid" 2>/dev/null
 check "plain: live threats printed once" '[ "$(grep -c "#70[12] on" "$GP_DIR/plain.out")" -eq 2 ]'

@@ -18,6 +18,11 @@ const server = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
+        if (req.url === '/warmup') { /* rx_start: not logged, counts nothing */
+            res.writeHead(204);
+            res.end();
+            return;
+        }
         let status = 200;
         if (req.url.startsWith('/always500')) status = 500;
         else if (failLeft > 0) { failLeft--; status = 500; }

@@ -22,6 +22,9 @@ rx_start() { # $1 = fail-first count, $2 = port (default: any)
     local i
     for i in $(seq 1 100); do [ -s "$GP_DIR/rx.port" ] && break; sleep 0.05; done
     RX_PORT=$(cat "$GP_DIR/rx.port")
+    # A first request warms node's HTTP path, which on a loaded machine
+    # could outlast the (scaled) attempt timeout of the first delivery.
+    curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$RX_PORT/warmup" || true
 }
 rx_stop() { [ -n "$RX_PID" ] && kill "$RX_PID" 2>/dev/null; wait "$RX_PID" 2>/dev/null; RX_PID=""; }
 rx_count() { # requests whose path starts with $1
