@@ -46,17 +46,6 @@ static void run_checkpoints(struct sqlite_ckpt *c)
             log_warn("store: background checkpoint failed: %s", sqlite3_errstr(rc));
         return;
     }
-    if (log < c->restart_frames)
-        return;
-    /* Nearly everything is copied: a RESTART now holds the write lock
-     * only briefly, and the next writer starts the WAL over. */
-    rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_RESTART, &log, &done);
-    pthread_mutex_lock(&c->mu);
-    if (rc == SQLITE_OK)
-        c->st.restarts++;
-    else
-        c->st.busy++;
-    pthread_mutex_unlock(&c->mu);
 }
 
 static void *thread_main(void *arg)
@@ -117,16 +106,24 @@ struct sqlite_ckpt *sqlite_ckpt_start(const char *path, int frames, int restart_
     return c;
 }
 
-void sqlite_ckpt_kick(struct sqlite_ckpt *c, int frames)
+bool sqlite_ckpt_kick(struct sqlite_ckpt *c, int frames)
 {
     if (!c || frames < atomic_load_explicit(&c->frames, memory_order_relaxed))
-        return;
+        return false;
+    if (frames >= c->restart_frames) {
+        /* The caller finishes inline (see sqlite_ckpt.h). */
+        pthread_mutex_lock(&c->mu);
+        c->st.restarts++;
+        pthread_mutex_unlock(&c->mu);
+        return true;
+    }
     if (atomic_exchange(&c->asked, true))
-        return; /* already asked; the thread will see these frames too */
+        return false; /* already asked; the thread will see these frames too */
     pthread_mutex_lock(&c->mu);
     c->wake = true;
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
+    return false;
 }
 
 void sqlite_ckpt_set_frames(struct sqlite_ckpt *c, int frames)

@@ -11,12 +11,14 @@
  * How.  The store's connection keeps a WAL hook that only counts frames
  * and, past the threshold, wakes this thread.  The thread has its own
  * connection to the file and runs a PASSIVE checkpoint, which never blocks
- * a writer.  A PASSIVE checkpoint alone cannot make the WAL start over
- * while writes keep coming (that needs a moment with every frame copied),
- * so when the WAL holds more than restart_frames the thread follows it
- * with a RESTART checkpoint: that one holds the write lock, but only for
- * the few frames committed since the PASSIVE one (writers wait through
- * their busy timeout), after which the next writer rewinds the WAL.
+ * a writer.  A checkpoint on another connection cannot make the WAL start
+ * over while writes keep coming (that needs every frame copied at the
+ * moment the next write begins), so when the WAL holds restart_frames the
+ * store's own connection runs one PASSIVE checkpoint inline, right after
+ * its commit: it copies only what the thread has not copied yet (the few
+ * frames since its last run), and the next write rewinds the WAL.  (A
+ * RESTART checkpoint from the thread did the same but made writers sleep
+ * through SQLite's coarse busy-handler steps: stalls of up to 300 ms.)
  *
  * Thread-safety: sqlite_ckpt_kick() is called by the store's thread (from
  * the WAL hook); start/stop by the store's owner.  The thread touches only
@@ -42,16 +44,19 @@ struct sqlite_ckpt;
 struct sqlite_ckpt *sqlite_ckpt_start(const char *path, int frames, int restart_frames, char *err,
                                       size_t errlen);
 /* The WAL holds `frames` frames after a commit: wakes the thread when that
- * is past its threshold.  Cheap (no system call below the threshold). */
-void sqlite_ckpt_kick(struct sqlite_ckpt *c, int frames);
+ * is past its threshold.  Cheap (no system call below the threshold).
+ * Returns true when the WAL holds restart_frames or more: the caller then
+ * runs a PASSIVE checkpoint on its own connection (see above). */
+bool sqlite_ckpt_kick(struct sqlite_ckpt *c, int frames);
 /* Changes the threshold (store_set_bulk). */
 void sqlite_ckpt_set_frames(struct sqlite_ckpt *c, int frames);
 /* Stops and joins the thread, closes its connection. */
 void sqlite_ckpt_stop(struct sqlite_ckpt *c);
 
 struct sqlite_ckpt_stats {
-    uint64_t passive, restarts, busy; /* checkpoints run; refused as busy */
-    uint64_t frames_copied;           /* frames checkpointed by PASSIVE runs */
+    uint64_t passive, busy; /* the thread's checkpoints run; refused as busy */
+    uint64_t restarts;      /* inline checkpoints asked of the store's connection */
+    uint64_t frames_copied; /* frames checkpointed by PASSIVE runs */
 };
 void sqlite_ckpt_get_stats(struct sqlite_ckpt *c, struct sqlite_ckpt_stats *out);
 

@@ -1127,9 +1127,8 @@ static void sq_set_bulk(struct store *s, bool bulk)
 static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 {
     struct sq *q = arg;
-    (void)db;
-    (void)name;
-    sqlite_ckpt_kick(q->ckpt, frames);
+    if (sqlite_ckpt_kick(q->ckpt, frames))
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     return SQLITE_OK;
 }
 
