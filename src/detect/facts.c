@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #define NIL UINT32_MAX
@@ -24,14 +25,6 @@ struct det_facts {
     uint32_t *bucket;
     size_t mask;
 };
-
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
 
 static void rehash(struct det_facts *f, size_t nb)
 {
@@ -93,14 +86,14 @@ static struct ent *find(const struct det_facts *f, const char *pid, uint64_t h)
 
 const struct det_fact *det_facts_get(const struct det_facts *f, const char *product_id)
 {
-    const struct ent *e = f && product_id ? find(f, product_id, hash(product_id)) : NULL;
+    const struct ent *e = f && product_id ? find(f, product_id, hash_str(product_id)) : NULL;
     return e ? &e->f : NULL;
 }
 
 /* The entry of pid, added when missing (the table starts over when full). */
 static struct det_fact *slot(struct det_facts *f, const char *pid)
 {
-    uint64_t h = hash(pid);
+    uint64_t h = hash_str(pid);
     struct ent *e = find(f, pid, h);
     uint32_t *b;
 
@@ -151,7 +144,7 @@ void det_facts_put_claim(struct det_facts *f, const char *product_id, const stru
 
 void det_facts_forget_claim(struct det_facts *f, const char *product_id)
 {
-    struct ent *e = f && product_id ? find(f, product_id, hash(product_id)) : NULL;
+    struct ent *e = f && product_id ? find(f, product_id, hash_str(product_id)) : NULL;
     if (e)
         e->f.claim_known = false;
 }

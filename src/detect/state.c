@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/keys.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 /* Copies src into dst (capacity cap, NUL included), cutting it to fit. */
@@ -267,14 +268,6 @@ struct det_state_cache {
     uint32_t newest, oldest;
 };
 
-static uint64_t pid_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* Smallest bucket array; it doubles with the entries (never beyond one
  * bucket per entry of the largest size), so an idle cache stays small. */
 #define BUCKETS_MIN 64
@@ -377,7 +370,7 @@ static void hash_unlink(struct det_state_cache *c, uint32_t i)
 
 bool det_state_cache_get(struct det_state_cache *c, const char *product_id, struct det_state *out)
 {
-    uint32_t i = cache_find(c, product_id, pid_hash(product_id));
+    uint32_t i = cache_find(c, product_id, hash_str(product_id));
 
     if (i == NIL)
         return false;
@@ -403,7 +396,7 @@ static uint32_t oldest_clean(const struct det_state_cache *c)
 static void cache_store(struct det_state_cache *c, const char *product_id,
                         const struct det_state *st, bool dirty)
 {
-    uint64_t h = pid_hash(product_id);
+    uint64_t h = hash_str(product_id);
     uint32_t i = cache_find(c, product_id, h);
     size_t nc = st->ncountries < DET_COUNTRIES_MAX ? st->ncountries : DET_COUNTRIES_MAX;
     size_t len = offsetof(struct det_state, countries) + nc * sizeof(st->countries[0]);
@@ -502,7 +495,7 @@ void det_state_cache_mark_clean(struct det_state_cache *c)
 bool det_state_cache_peek(const struct det_state_cache *c, const char *product_id,
                           struct det_state *out)
 {
-    uint32_t i = cache_find(c, product_id, pid_hash(product_id));
+    uint32_t i = cache_find(c, product_id, hash_str(product_id));
     if (i == NIL)
         return false;
     det_state_init(out);
