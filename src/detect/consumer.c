@@ -293,12 +293,11 @@ static int write_dirty(struct detector *d, struct det_state_cache *c, const stru
     return det_state_cache_dirty(c) ? det_state_cache_each_dirty(c, write_dirty_one, &w) : 0;
 }
 
-/* Inside an open batch: makes the stored states current through `upto`
- * (rebuilding them from the mark when the cache is not current for it)
- * and sets the mark to `mark_to`. */
+/* Inside an open batch, with the cache dropped: makes the stored states
+ * current through `upto` (rebuilt from the mark) and sets the mark to
+ * `mark_to`. */
 static int settle_states(struct detector *d, uint64_t upto, uint64_t mark_to)
 {
-    struct det_state_cache *c = NULL, *tmp = NULL;
     bool have = false;
     uint64_t from = 0;
     int rc;
@@ -307,18 +306,14 @@ static int settle_states(struct detector *d, uint64_t upto, uint64_t mark_to)
         return 0;
     rc = mark_get(d, &have, &from);
     if (!rc && have && from < upto) {
-        if (d->cache && d->cache_valid && d->cache_cp == upto) {
-            c = d->cache;
-        } else {
-            c = tmp = det_state_cache_new(0);
-            rc = warm_up(d, c, from, upto);
-        }
+        struct det_state_cache *c = det_state_cache_new(0);
+        rc = warm_up(d, c, from, upto);
         if (!rc)
             rc = write_dirty(d, c, NULL);
+        det_state_cache_free(c);
     }
     if (!rc)
         rc = mark_set(d, mark_to);
-    det_state_cache_free(tmp);
     return rc;
 }
 
