@@ -570,13 +570,23 @@ static void verdict_add(struct det_verdict *v, const struct classification *c, d
     }
 }
 
+/* The names of the fired checks (DET_BIT set), in type order. */
+static size_t fired_names(unsigned fired, const char *out[DET_NTYPES])
+{
+    size_t n = 0;
+    for (unsigned t = 0; t < DET_NTYPES; t++)
+        if (fired & DET_BIT(t))
+            out[n++] = det_type_name((enum det_type)t);
+    return n;
+}
+
 /* Raises or updates the alert of one hit; its classification goes into
  * the record's verdict. */
 static int emit(struct det_proc *p, struct det_product *pr, const struct det_origin *o,
                 const struct det_hit *hit, unsigned fired, struct det_verdict *v)
 {
     const char *flags[DET_NTYPES];
-    size_t nflags = 0;
+    size_t nflags = fired_names(fired, flags);
     struct classification c;
     struct key dsk;
     struct det_alert *a = NULL;
@@ -585,9 +595,6 @@ static int emit(struct det_proc *p, struct det_product *pr, const struct det_ori
     int64_t t0;
     int rc;
 
-    for (unsigned t = 0; t < DET_NTYPES; t++)
-        if (fired & DET_BIT(t))
-            flags[nflags++] = det_type_name((enum det_type)t);
     if (!key_alert_dedup_sk(&dsk, det_type_name(hit->type), hit->window))
         return ERR_INVALID;
 
@@ -655,7 +662,7 @@ static int log_verdict(struct det_proc *p, const struct det_product *pr, const s
                        unsigned fired, const struct det_verdict *v)
 {
     const char *flags[DET_NTYPES];
-    size_t nflags = 0;
+    size_t nflags = fired_names(fired, flags);
     const struct classification c = v->c;
     double latency = v->latency_ms;
     char opid[48];
@@ -663,9 +670,6 @@ static int log_verdict(struct det_proc *p, const struct det_product *pr, const s
 
     if (!v->any)
         return 0;
-    for (unsigned t = 0; t < DET_NTYPES; t++)
-        if (fired & DET_BIT(t))
-            flags[nflags++] = det_type_name((enum det_type)t);
     /* "-0": the format once had an index per fired check. */
     snprintf(opid, sizeof(opid), "%" PRIu64 "-0", o->r->seq);
     log = opslog_item_new(&(struct opslog_fields){

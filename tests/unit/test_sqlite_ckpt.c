@@ -20,6 +20,8 @@
 #include <cJSON.h>
 #include <sqlite3.h>
 
+#include "sqlite_check.h"
+
 #include "store/sqlite_ckpt.h"
 #include "store/store.h"
 
@@ -120,22 +122,7 @@ static void t_wal_starts_over(void **state)
         cJSON_Delete(it);
         store_close(other);
     }
-    {
-        sqlite3 *db = NULL;
-        sqlite3_stmt *st = NULL;
-        assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
-                         SQLITE_OK);
-        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-        assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
-        sqlite3_finalize(st);
-        assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM items", -1, &st, NULL),
-                         SQLITE_OK);
-        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-        assert_int_equal(sqlite3_column_int(st, 0), n);
-        sqlite3_finalize(st);
-        sqlite3_close(db);
-    }
+    sqlite_check_file(f->path, "SELECT count(*) FROM items", n);
 }
 
 /* The thread on its own: kicks below the threshold do nothing, one above

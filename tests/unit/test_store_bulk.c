@@ -19,6 +19,8 @@
 #include <cJSON.h>
 #include <sqlite3.h>
 
+#include "sqlite_check.h"
+
 #include "store/store.h"
 #include "store/store_sqlite.h"
 
@@ -129,22 +131,7 @@ static void t_bulk_threshold(void **state)
         assert_int_equal(store_get(f->s, "P#449", "S#00008999", true, &it), 0);
         cJSON_Delete(it);
     }
-    {
-        sqlite3 *db = NULL;
-        sqlite3_stmt *st = NULL;
-        assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-        assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
-                         SQLITE_OK);
-        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-        assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
-        sqlite3_finalize(st);
-        assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM items", -1, &st, NULL),
-                         SQLITE_OK);
-        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-        assert_int_equal(sqlite3_column_int(st, 0), 9000);
-        sqlite3_finalize(st);
-        sqlite3_close(db);
-    }
+    sqlite_check_file(f->path, "SELECT count(*) FROM items", 9000);
 }
 
 int main(void)
