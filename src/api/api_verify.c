@@ -30,11 +30,13 @@
 #include "api/app.h"
 #include "api/detect_driver.h"
 #include "api/product_decode.h"
+#include "api/verify_memo.h"
 #include "core/canon.h"
 #include "core/chain.h"
 #include "core/crypto.h"
 #include "core/event.h"
 #include "core/ids.h"
+#include "core/jsonw.h"
 #include "core/keys.h"
 #include "core/product.h"
 #include "detect/consumer.h"
@@ -210,9 +212,9 @@ static bool from_detector_state(struct api_req *r, const char *pk, size_t *count
 }
 
 /* Writes the scan item E8 (unique SCAN#<ts>#<scanId> key). */
-static int put_scan(struct api_req *r, const cJSON *product, bool authentic)
+static int put_scan(struct api_req *r, const struct verify_snap *snap, bool authentic)
 {
-    const char *pid = product_str(product, "productId");
+    const char *pid = snap->pid;
     struct key pk, sk;
     int rc = ERR_CONDITION;
 
@@ -240,8 +242,8 @@ static int put_scan(struct api_req *r, const cJSON *product, bool authentic)
         char fp[CRYPTO_HEX_LEN + 1];
         crypto_fingerprint(r->client_ip[0] ? r->client_ip : "unknown", prod_user_agent(r), fp);
         cJSON_AddStringToObject(o, "fingerprint", fp);
-        if (product_str(product, "brandId"))
-            cJSON_AddStringToObject(o, "brandId", product_str(product, "brandId"));
+        if (snap->brand_id)
+            cJSON_AddStringToObject(o, "brandId", snap->brand_id);
         struct store_cond cond = {.kind = STORE_COND_NOT_EXISTS};
         rc = store_put(api_store(r), o, &cond);
         cJSON_Delete(o);
@@ -252,11 +254,11 @@ static int put_scan(struct api_req *r, const cJSON *product, bool authentic)
 /* The counted-scan part of §5 step 7: anomaly reads, the scan write, the
  * counters (unless the detector keeps them), and the geographic/burst/
  * velocity warnings.  *scans is the post-increment scanCount. */
-static int count_scan(struct api_req *r, struct verify_state *v, const cJSON *product,
+static int count_scan(struct api_req *r, struct verify_state *v, const struct verify_snap *snap,
                       bool authentic, double *scans)
 {
-    const char *pk = product_str(product, "PK");
-    const char *created = product_str(product, "createdAt");
+    const char *pk = snap->pk;
+    const char *created = snap->created_at;
     struct key bpk;
     size_t countries = 0;
     int recent = 0, rc;
@@ -268,15 +270,17 @@ static int count_scan(struct api_req *r, struct verify_state *v, const cJSON *pr
             rc = burst_count(r, pk, &recent);
     }
     if (!rc)
-        rc = put_scan(r, product, authentic);
+        rc = put_scan(r, snap, authentic);
     if (rc)
         return rc;
     if (store_counters_by_detector(api_store(r))) {
         /* DynamoDB: the detector folds both counters from the stream. */
-        *scans = product_scan_count(product) + 1;
+        *scans = snap->scan_count + 1;
     } else {
-        *scans = product_scan_count(product) + api_counter_add(r, pk, KEY_SK_META, "scanCount", 1);
-        if (key_brand_pk(&bpk, product_str(product, "brandId")))
+        /* the stored count, read before this request's add is folded */
+        double stored = snap->scan_count;
+        *scans = stored + api_counter_add(r, pk, KEY_SK_META, "scanCount", 1);
+        if (key_brand_pk(&bpk, snap->brand_id))
             api_counter_add(r, bpk.s, KEY_SK_STATS, "scanCount", 1);
     }
 
@@ -321,18 +325,124 @@ static void write_claim(struct api_req *r, struct jsonw *w, const cJSON *claim,
     jsonw_end(w);
 }
 
+/* Renders a value through a jsonw of its own into a C string. */
+static char *render(const cJSON *item, void (*fn)(struct jsonw *, const cJSON *))
+{
+    struct buf b;
+    struct jsonw w;
+    buf_init(&b, 0);
+    jsonw_init(&w, &b);
+    fn(&w, item);
+    if (jsonw_error(&w)) {
+        buf_free(&b);
+        return NULL;
+    }
+    return buf_steal(&b);
+}
+
+static void write_events(struct jsonw *w, const cJSON *events)
+{
+    const cJSON *ev;
+    jsonw_arr(w);
+    cJSON_ArrayForEach(ev, events)
+    {
+        event_write_verify_json(w, ev);
+    }
+    jsonw_end(w);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+/*
+ * Reads what verify derives from a product's items (META, the events,
+ * the claim) into a new snapshot: the hash, signature and chain checks and
+ * the rendered "product" and "events" values.  ERR_NOTFOUND without the
+ * product.
+ */
+static int snap_load(struct api_req *r, const char *product_id, struct verify_snap **out)
+{
+    cJSON *product = NULL, *events = NULL, *claim = NULL;
+    struct verify_snap *s;
+    int rc;
+
+    *out = NULL;
+    rc = prod_get(r, product_id, &product);
+    if (rc)
+        return rc;
+    rc = chain_list(api_store(r), product_id, &events);
+    if (!rc) {
+        rc = store_get(api_store(r), product_str(product, "PK"), KEY_SK_CLAIM, true, &claim);
+        if (rc == ERR_NOTFOUND)
+            rc = 0;
+    }
+    if (rc)
+        goto out;
+    s = verify_snap_new();
+    product_check(product, api_signing_secret(r), &s->hash_match, &s->sig_valid);
+    s->chain_ok = chain_valid(events);
+    s->pid = dup_or_null(product_str(product, "productId"));
+    s->pk = dup_or_null(product_str(product, "PK"));
+    s->brand_id = dup_or_null(product_str(product, "brandId"));
+    s->created_at = dup_or_null(product_str(product, "createdAt"));
+    s->hash = dup_or_null(product_str(product, "hash"));
+    s->scan_count = product_scan_count(product);
+    s->product_json = render(product, product_write_verify_json);
+    s->events_json = render(events, write_events);
+    s->claim = claim;
+    claim = NULL;
+    if (!s->pk || !s->product_json || !s->events_json) {
+        verify_snap_unref(s);
+        rc = ERR_INVALID;
+        goto out;
+    }
+    *out = s;
+out:
+    cJSON_Delete(product);
+    cJSON_Delete(events);
+    cJSON_Delete(claim);
+    return rc;
+}
+
+/* The product id a code's lookup item names (from the memo when it has
+ * it), copied into the request's arena.  ERR_NOTFOUND for an unknown or
+ * malformed code. */
+static int code_product(struct api_req *r, struct verify_memo *memo, const char *code,
+                        const char **pid)
+{
+    cJSON *lookup = NULL;
+    struct key pk;
+    const char *id = memo ? verify_memo_code(memo, code) : NULL;
+    int rc = 0;
+
+    if (!id) {
+        if (!pd_id_ok(code) || !key_verify_pk(&pk, code))
+            return ERR_NOTFOUND;
+        rc = store_get(api_store(r), pk.s, KEY_SK_META, true, &lookup);
+        if (rc)
+            return rc;
+        id = product_str(lookup, "productId");
+        if (id && memo)
+            verify_memo_put_code(memo, code, id);
+    }
+    *pid = id ? api_printf(r, "%s", id) : NULL;
+    cJSON_Delete(lookup);
+    return 0;
+}
+
 void api_products_verify(struct api_req *r)
 {
     static const char *fail_msg = "Verification failed";
     const char *code = api_query(r, "code");
     const char *product_id = api_query(r, "productId");
     const char *meta = api_query(r, "metadata");
+    struct verify_memo *memo = app_verify_memo(r->app);
+    struct verify_snap *snap = NULL;
     struct verify_state v = {0};
-    cJSON *lookup = NULL, *product = NULL, *events = NULL, *claim = NULL;
-    bool hash_match, sig_valid, chain_ok, authentic, is_claimant = false;
-    const cJSON *ev;
+    bool authentic, is_claimant = false;
     struct jsonw *w;
-    struct key pk;
     double scans;
     int rc;
 
@@ -344,63 +454,51 @@ void api_products_verify(struct api_req *r)
         return;
     }
     if (code) {
-        rc = ERR_NOTFOUND;
-        if (pd_id_ok(code) && key_verify_pk(&pk, code))
-            rc = store_get(api_store(r), pk.s, KEY_SK_META, true, &lookup);
+        rc = code_product(r, memo, code, &product_id);
         if (rc == ERR_NOTFOUND) {
             prod_error_flag(r, 404, "authentic", "Invalid verification code");
-            goto out;
+            return;
         }
         if (rc) {
             api_fail(r, fail_msg, rc);
-            goto out;
+            return;
         }
-        product_id = product_str(lookup, "productId");
     }
-    rc = prod_get(r, product_id, &product);
-    if (rc == ERR_NOTFOUND) {
-        prod_error_flag(r, 404, "authentic", "Product not found");
-        goto out;
+    snap = memo ? verify_memo_get(memo, product_id) : NULL;
+    if (!snap) {
+        rc = snap_load(r, product_id, &snap);
+        if (rc == ERR_NOTFOUND) {
+            prod_error_flag(r, 404, "authentic", "Product not found");
+            return;
+        }
+        if (rc) {
+            api_fail(r, fail_msg, rc);
+            return;
+        }
+        if (memo)
+            verify_memo_put(memo, product_id, snap);
     }
-    if (rc) {
-        api_fail(r, fail_msg, rc);
-        goto out;
-    }
+    authentic = snap->hash_match && snap->sig_valid && snap->chain_ok;
 
-    product_check(product, api_signing_secret(r), &hash_match, &sig_valid);
-    rc = chain_list(api_store(r), product_id, &events);
-    if (rc) {
-        api_fail(r, fail_msg, rc);
-        goto out;
-    }
-    chain_ok = chain_valid(events);
-    authentic = hash_match && sig_valid && chain_ok;
-
-    rc = store_get(api_store(r), product_str(product, "PK"), KEY_SK_CLAIM, true, &claim);
-    if (rc && rc != ERR_NOTFOUND) {
-        api_fail(r, fail_msg, rc);
-        goto out;
-    }
-    if (claim) {
+    if (snap->claim) {
         char fp[CRYPTO_HEX_LEN + 1];
-        const char *stored = product_str(claim, "fingerprint");
+        const char *stored = product_str(snap->claim, "fingerprint");
         crypto_fingerprint(r->client_ip[0] ? r->client_ip : "unknown", prod_user_agent(r), fp);
         is_claimant = stored && crypto_ct_streq(fp, stored);
     }
 
     if (v.metadata) {
-        scans = product_scan_count(product) +
-                api_counter_pending(r, product_str(product, "PK"), KEY_SK_META, "scanCount");
+        scans = snap->scan_count + api_counter_pending(r, snap->pk, KEY_SK_META, "scanCount");
     } else {
-        rc = count_scan(r, &v, product, authentic, &scans);
+        rc = count_scan(r, &v, snap, authentic, &scans);
         if (rc) {
             api_fail(r, fail_msg, rc);
             goto out;
         }
     }
-    if (!hash_match)
+    if (!snap->hash_match)
         warn(&v, "Product record hash mismatch \xe2\x80\x94 possible tampering");
-    if (claim && !v.metadata && !is_claimant)
+    if (snap->claim && !v.metadata && !is_claimant)
         warn(&v, "This product has been registered to another consumer. If you purchased this "
                  "product new, it may be a counterfeit with a cloned tag.");
 
@@ -408,14 +506,9 @@ void api_products_verify(struct api_req *r)
     jsonw_obj(w);
     jsonw_kbool(w, "authentic", authentic);
     jsonw_key(w, "product");
-    product_write_verify_json(w, product);
+    jsonw_raw(w, snap->product_json, strlen(snap->product_json));
     jsonw_key(w, "events");
-    jsonw_arr(w);
-    cJSON_ArrayForEach(ev, events)
-    {
-        event_write_verify_json(w, ev);
-    }
-    jsonw_end(w);
+    jsonw_raw(w, snap->events_json, strlen(snap->events_json));
     jsonw_key(w, "warnings");
     jsonw_arr(w);
     for (size_t i = 0; i < v.nwarn; i++)
@@ -424,15 +517,12 @@ void api_products_verify(struct api_req *r)
     jsonw_knum(w, "scanCount", scans);
     jsonw_key(w, "certificate");
     jsonw_obj(w);
-    jsonw_kstr(w, "hash", product_str(product, "hash"));
-    jsonw_kbool(w, "signatureValid", sig_valid);
-    jsonw_kbool(w, "chainIntegrity", chain_ok);
+    jsonw_kstr(w, "hash", snap->hash);
+    jsonw_kbool(w, "signatureValid", snap->sig_valid);
+    jsonw_kbool(w, "chainIntegrity", snap->chain_ok);
     jsonw_end(w);
-    write_claim(r, w, claim, product_str(product, "brandId"), is_claimant);
+    write_claim(r, w, snap->claim, snap->brand_id, is_claimant);
     jsonw_end(w);
 out:
-    cJSON_Delete(lookup);
-    cJSON_Delete(product);
-    cJSON_Delete(events);
-    cJSON_Delete(claim);
+    verify_snap_unref(snap);
 }

@@ -12,6 +12,7 @@
  * metrics.
  */
 #include "api/app.h"
+#include "api/verify_memo.h"
 #include "api/detect_driver.h"
 
 #include <ctype.h>
@@ -64,7 +65,8 @@ struct app {
     } listeners[APP_LISTENERS_MAX];
     size_t nlisteners;
     struct detect_driver *detector;
-    struct sse_hub *sse_hub; /* set by serve; NULL in handler tests */
+    struct verify_memo *memo; /* NULL: store without a data version, or turned off */
+    struct sse_hub *sse_hub;  /* set by serve; NULL in handler tests */
     /* set by serve in poll mode (instead of sse_hub) */
     struct sse_poll *sse_poll;
     int commit_poison;        /* app_fail_commit: error of this iteration's commit */
@@ -110,6 +112,11 @@ struct app *app_new(const struct app_config *cfg, struct store *s, char *err, si
         a->base_url[n - 1] = '\0';
     a->metrics = metrics_new(time_now_ms());
     a->counters = counters_new();
+    if (!cfg->no_verify_memo) {
+        uint64_t dv;
+        if (store_data_version(s, &dv) == 0)
+            a->memo = verify_memo_new(s);
+    }
 
     a->proxies = geo_proxies_parse(cfg->trust_proxy ? cfg->trust_proxy : APP_DEFAULT_TRUST_PROXY,
                                    err, errlen);
@@ -190,6 +197,7 @@ void app_free(struct app *a)
     geo_db_close(a->geo);
     metrics_free(a->metrics);
     counters_free(a->counters);
+    verify_memo_free(a->memo);
     http_client_free(a->http);
     free(a);
 }
@@ -252,6 +260,16 @@ void app_remove_commit_listener(struct app *a, app_commit_listener fn, void *arg
 void app_set_detector(struct app *a, struct detect_driver *d)
 {
     a->detector = d;
+}
+
+struct verify_memo *app_verify_memo(struct app *a)
+{
+    return a->memo && verify_memo_usable(a->memo) ? a->memo : NULL;
+}
+
+struct verify_memo *app_verify_memo_peek(struct app *a)
+{
+    return a->memo;
 }
 
 struct detect_driver *app_detector(struct app *a)

@@ -44,6 +44,7 @@ struct app_config {
     const char *geoip_path;      /* MaxMind .mmdb or NULL */
     bool quiet;                  /* no access log lines */
     bool allow_private_webhooks; /* --allow-private-webhooks (H10) */
+    bool no_verify_memo;         /* verify re-reads every item (tests, A/B runs) */
 };
 
 /*
@@ -87,6 +88,11 @@ void app_remove_commit_listener(struct app *a, app_commit_listener fn, void *arg
  * NULL with --no-detector and in handler tests. */
 void app_set_detector(struct app *a, struct detect_driver *d);
 struct detect_driver *app_detector(struct app *a);
+/* The verify snapshots (api/verify_memo.h), or NULL when this store has
+ * none or they cannot be trusted right now (verify_memo_usable). */
+struct verify_memo *app_verify_memo(struct app *a);
+/* The same, without the usability check (metrics, tests). */
+struct verify_memo *app_verify_memo_peek(struct app *a);
 /* The SSE hub behind GET /api/stream (api/sse_hub.h), set by serve; NULL
  * in handler tests (the route then answers 503). */
 void app_set_sse_hub(struct app *a, struct sse_hub *hub);

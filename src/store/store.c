@@ -78,6 +78,46 @@ void store_notify_commit(struct store *s, uint64_t last_seq)
         s->commit_cb(s->commit_arg, last_seq);
 }
 
+int store_add_watch(struct store *s, store_watch_fn fn, void *arg)
+{
+    if (!fn)
+        return ERR_INVALID;
+    if (s->nwatch == STORE_WATCH_MAX)
+        return ERR_TOOBIG;
+    s->watch[s->nwatch].fn = fn;
+    s->watch[s->nwatch].arg = arg;
+    s->nwatch++;
+    return 0;
+}
+
+void store_remove_watch(struct store *s, store_watch_fn fn, void *arg)
+{
+    for (size_t i = 0; i < s->nwatch; i++) {
+        if (s->watch[i].fn == fn && s->watch[i].arg == arg) {
+            memmove(&s->watch[i], &s->watch[i + 1], (s->nwatch - i - 1) * sizeof s->watch[0]);
+            s->nwatch--;
+            return;
+        }
+    }
+}
+
+/* Tells the watcher of a write that reached the driver.  Any outcome but
+ * a failed condition counts (a failed write may have doomed the batch;
+ * telling too much only costs the watcher a copy); the actions only when
+ * the update succeeded. */
+static void watch_write(struct store *s, const char *pk, const char *sk,
+                        const struct store_action *acts, size_t nacts)
+{
+    for (size_t i = 0; i < s->nwatch; i++)
+        s->watch[i].fn(s->watch[i].arg, pk, sk, acts, nacts);
+}
+
+static void watch_reset(struct store *s)
+{
+    for (size_t i = 0; i < s->nwatch; i++)
+        s->watch[i].fn(s->watch[i].arg, NULL, NULL, NULL, 0);
+}
+
 void store_set_commit_cb(struct store *s, store_commit_cb cb, void *arg)
 {
     s->commit_cb = cb;
@@ -595,6 +635,8 @@ int store_put(struct store *s, const cJSON *item, const struct store_cond *cond)
     if (rc)
         return tally(s, rc);
     rc = s->ops->put(s, item, size, cond, &bytes);
+    if (rc != ERR_CONDITION)
+        watch_write(s, pk, cJSON_GetObjectItemCaseSensitive(item, "SK")->valuestring, NULL, 0);
     if (!rc || rc == ERR_CONDITION)
         capacity_charge(s->cap, now_s, pk, store_wcu(bytes > size ? bytes : size), 0);
     if (!rc && s->batch_active)
@@ -618,6 +660,8 @@ int store_delete(struct store *s, const char *pk, const char *sk, const struct s
     if (rc)
         return tally(s, rc);
     rc = s->ops->del(s, pk, sk, cond, &bytes);
+    if (rc != ERR_CONDITION)
+        watch_write(s, pk, sk, NULL, 0);
     if (!rc || rc == ERR_CONDITION)
         capacity_charge(s->cap, now_s, pk, store_wcu(bytes), 0);
     if (!rc && s->batch_active)
@@ -646,6 +690,8 @@ int store_update(struct store *s, const char *pk, const char *sk, const struct s
     if (rc)
         return tally(s, rc);
     rc = s->ops->update(s, pk, sk, acts, nacts, cond, new_image, &bytes);
+    if (rc != ERR_CONDITION)
+        watch_write(s, pk, sk, rc ? NULL : acts, rc ? 0 : nacts);
     if (!rc || rc == ERR_CONDITION)
         capacity_charge(s->cap, now_s, pk, store_wcu(bytes), 0);
     if (!rc && s->batch_active)
@@ -858,6 +904,12 @@ int store_transact(struct store *s, const struct store_write *w, size_t n, int *
     }
     memset(bytes, 0, sizeof(bytes));
     rc = s->ops->transact(s, w, n, &fail, bytes);
+    for (size_t i = 0; rc != ERR_CONDITION && i < n; i++) {
+        if (w[i].kind == STORE_W_PUT || w[i].kind == STORE_W_DELETE)
+            watch_write(s, write_pk(&w[i]), write_sk(&w[i]), NULL, 0);
+        else if (w[i].kind == STORE_W_UPDATE)
+            watch_write(s, w[i].pk, w[i].sk, rc ? NULL : w[i].acts, rc ? 0 : w[i].nacts);
+    }
     if (!rc || rc == ERR_CONDITION) {
         for (size_t i = 0; i < n; i++) {
             if (w[i].kind == STORE_W_CHECKPOINT)
@@ -907,6 +959,8 @@ int store_batch_commit(struct store *s)
         if (!s->sub_active)
             return tally(s, ERR_INVALID);
         rc = s->ops->sub_commit(s);
+        if (rc)
+            watch_reset(s);
         s->sub_active = false;
         s->sub_doomed = false;
         return tally(s, rc);
@@ -916,6 +970,8 @@ int store_batch_commit(struct store *s)
     rc = s->ops->batch_commit(s);
     if (!rc)
         s->stats.batch_writes_last = s->batch_writes;
+    else
+        watch_reset(s);
     s->batch_active = false;
     s->batch_doomed = false;
     s->batch_writes = 0;
@@ -925,8 +981,10 @@ int store_batch_commit(struct store *s)
 void store_batch_abort(struct store *s)
 {
     if (s->sub_mode) {
-        if (s->sub_active)
+        if (s->sub_active) {
             s->ops->sub_abort(s);
+            watch_reset(s);
+        }
         s->sub_active = false;
         s->sub_doomed = false;
         return;
@@ -934,6 +992,7 @@ void store_batch_abort(struct store *s)
     if (!s->batch_active)
         return;
     s->ops->batch_abort(s);
+    watch_reset(s);
     s->batch_active = false;
     s->batch_doomed = false;
     s->batch_writes = 0;
@@ -958,8 +1017,10 @@ void store_subbatch_leave(struct store *s)
 {
     if (!s->sub_mode)
         return;
-    if (s->sub_active)
+    if (s->sub_active) {
         s->ops->sub_abort(s);
+        watch_reset(s);
+    }
     s->sub_mode = false;
     s->sub_active = false;
     s->sub_doomed = false;
@@ -1145,7 +1206,10 @@ int store_purge_expired(struct store *s, int64_t now_ms, size_t max, size_t *pur
         return 0;
     if (max > STREAM_READ_MAX)
         max = STREAM_READ_MAX;
-    return tally(s, s->ops->purge_expired(s, now_ms, max, purged));
+    int rc = s->ops->purge_expired(s, now_ms, max, purged);
+    if (rc || *purged)
+        watch_reset(s);
+    return tally(s, rc);
 }
 
 int store_health(struct store *s, double *latency_ms)

@@ -309,6 +309,24 @@ void store_subbatch_leave(struct store *s);
 typedef void (*store_commit_cb)(void *arg, uint64_t last_seq);
 void store_set_commit_cb(struct store *s, store_commit_cb cb, void *arg);
 
+/*
+ * Write watch: a watcher is told of every item write made through this
+ * handle as it is made (inside a batch too, before the batch commits):
+ * the item's pk and sk, and for an update its actions (acts NULL for a put
+ * or a delete).  It is told with pk NULL whenever items may have changed
+ * in a way it was not told of: a batch or sub-batch rolled back or failed
+ * to commit, expired items purged.  Writes by other connections are not
+ * seen (store_data_version tells of those).  Lets a process keep derived
+ * copies of items it reads often, dropping them when they change.  Up to
+ * STORE_WATCH_MAX watchers per handle (add returns ERR_TOOBIG beyond);
+ * remove takes the same fn and arg.
+ */
+#define STORE_WATCH_MAX 4
+typedef void (*store_watch_fn)(void *arg, const char *pk, const char *sk,
+                               const struct store_action *acts, size_t nacts);
+int store_add_watch(struct store *s, store_watch_fn fn, void *arg);
+void store_remove_watch(struct store *s, store_watch_fn fn, void *arg);
+
 /* ---------- change stream ---------- */
 
 /* INSERT: the item did not exist (an expired item the writer saw as

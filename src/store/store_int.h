@@ -105,6 +105,11 @@ struct store {
     void *commit_arg;
     store_clock_fn clock;
     void *clock_arg;
+    struct {
+        store_watch_fn fn;
+        void *arg;
+    } watch[STORE_WATCH_MAX];
+    size_t nwatch;
     /* Batch state: set by store.c around the driver's batch calls.  A
      * driver sets batch_doomed when its backend dropped the open batch
      * (e.g. SQLite rolled back on an I/O error): later writes fail until

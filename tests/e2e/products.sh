@@ -397,6 +397,27 @@ check_json "dispute without a claim" '.error == "No existing claim to dispute"'
 NOAUTH=1 req POST /api/products/dispute '{"productId":5}'
 check_json "dispute wrong type" '.error == "productId must be a string"'
 
+# ---- verify keeps what it derives from a product between requests (api/verify_memo.c) ----
+# Every change to the product must show in the very next verify: an event
+# written through the API, and a record changed behind the server's back by
+# another process (the sqlite3 CLI on the live file).
+MEMO_VERIFY() { NOAUTH=1 req GET "/api/products/verify?productId=$P&metadata=true"; }
+MEMO_VERIFY
+MEMO_N=$(jb '.events | length'); echo "  # memo: $MEMO_N events"
+MEMO_VERIFY
+check_json "memo: repeated verify is unchanged" "(.events | length) == $MEMO_N and .authentic == true"
+AUTH="Bearer $KA" req POST /api/products/events "{\"productId\":\"$P\",\"type\":\"inspected\",\"actor\":\"Memo Check\"}"
+check_status "memo: event added" 200
+MEMO_VERIFY
+check_json "memo: the new event shows in the next verify" "(.events | length) == $((MEMO_N + 1)) and .events[-1].actor == \"Memo Check\" and .certificate.chainIntegrity == true"
+MEMO_SQL() { sqlite3 -cmd ".timeout 5000" "$GP_DB" "$@"; }
+MEMO_SQL "CREATE TABLE memo_keep AS SELECT body FROM items WHERE pk = 'PRODUCT#$P' AND sk = 'META';
+          UPDATE items SET body = json_set(body, '\$.name', 'Tampered Name') WHERE pk = 'PRODUCT#$P' AND sk = 'META'"
+MEMO_VERIFY
+check_json "memo: another process's change shows (tampered record not authentic)" '.authentic == false and .product.name == "Tampered Name" and (.warnings | index("Product record hash mismatch \u2014 possible tampering") != null)'
+MEMO_SQL "UPDATE items SET body = (SELECT body FROM memo_keep) WHERE pk = 'PRODUCT#$P' AND sk = 'META'; DROP TABLE memo_keep"
+MEMO_VERIFY
+check_json "memo: and so does the repair" '.authentic == true and .product.name != "Tampered Name"'
 # final integrity of everything touched
 for id in "$P" "$P2" "$BP" "$PR"; do
     NOAUTH=1 req GET "/api/products/verify?productId=$id&metadata=true"
