@@ -16,6 +16,7 @@
 #include "api/detect_driver.h"
 
 #include <ctype.h>
+#include <ev.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,8 @@ struct app {
     int64_t (*clock)(void *arg);
     void *clock_arg;
     struct ev_loop *loop; /* set by serve; NULL in handler tests */
+    ev_io sync_io;        /* the store's deferred-sync progress (store_sync_fd) */
+    bool sync_on;
     struct {
         app_commit_listener fn;
         void *arg;
@@ -79,6 +82,40 @@ static char *path_with_suffix(const char *db, const char *suffix)
     char *p = xmalloc(n);
     snprintf(p, n, "%s%s", db, suffix);
     return p;
+}
+
+static void sync_stop(struct app *a);
+
+/* Metrics of the verify memo and of the answers waiting for a sync. */
+static int app_metrics_source(void *arg, struct store *s, struct buf *out)
+{
+    (void)s;
+    struct app *a = arg;
+    struct verify_memo_stats ms = {0};
+    if (a->memo)
+        verify_memo_get_stats(a->memo, &ms);
+    return buf_printf(out,
+                      "# HELP genuproof_verify_memo_lookups_total Verify memo lookups "
+                      "(api/verify_memo.h).\n"
+                      "# TYPE genuproof_verify_memo_lookups_total counter\n"
+                      "genuproof_verify_memo_lookups_total{result=\"hit\"} %llu\n"
+                      "genuproof_verify_memo_lookups_total{result=\"miss\"} %llu\n"
+                      "# HELP genuproof_verify_memo_drops_total Memo entries dropped by writes, "
+                      "and memo resets (rollbacks, other processes' commits).\n"
+                      "# TYPE genuproof_verify_memo_drops_total counter\n"
+                      "genuproof_verify_memo_drops_total{kind=\"entry\"} %llu\n"
+                      "genuproof_verify_memo_drops_total{kind=\"reset\"} %llu\n"
+                      "# HELP genuproof_verify_memo_entries Entries in the verify memo.\n"
+                      "# TYPE genuproof_verify_memo_entries gauge\n"
+                      "genuproof_verify_memo_entries %zu\n"
+                      "# HELP genuproof_http_held_responses Responses waiting for their "
+                      "commit's sync.\n"
+                      "# TYPE genuproof_http_held_responses gauge\n"
+                      "genuproof_http_held_responses %zu\n",
+                      ms.hits, ms.misses, ms.drops, ms.resets, ms.entries,
+                      a->srv ? http_server_held_count(a->srv) : (size_t)0)
+               ? ERR_TOOBIG
+               : 0;
 }
 
 /* The store's commit callback: fans out to the listeners in order. */
@@ -111,6 +148,7 @@ struct app *app_new(const struct app_config *cfg, struct store *s, char *err, si
     for (size_t n = strlen(a->base_url); n > 0 && a->base_url[n - 1] == '/'; n--)
         a->base_url[n - 1] = '\0';
     a->metrics = metrics_new(time_now_ms());
+    metrics_add_source(a->metrics, app_metrics_source, a);
     a->counters = counters_new();
     if (!cfg->no_verify_memo) {
         uint64_t dv;
@@ -183,6 +221,7 @@ void app_free(struct app *a)
 {
     if (!a)
         return;
+    sync_stop(a);
     if (a->store)
         store_set_commit_cb(a->store, NULL, NULL);
     if (a->signing_secret) {
@@ -202,12 +241,15 @@ void app_free(struct app *a)
     free(a);
 }
 
+static uint64_t app_commit_ticket(void *arg);
+
 void app_http_handler(struct app *a, struct http_handler *h)
 {
     memset(h, 0, sizeof *h);
     h->arg = a;
     h->handle = app_handle;
     h->commit = app_commit;
+    h->commit_ticket = app_commit_ticket;
     h->done = app_done;
 }
 
@@ -303,9 +345,45 @@ void app_fail_commit(struct app *a, int err)
         a->commit_poison = err < 0 ? err : ERR_INTERNAL;
 }
 
+/* The store synced more commits: announce them (commit listeners) and
+ * write the responses that waited for them. */
+static void sync_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    struct app *a = w->data;
+    int err = 0;
+    uint64_t durable = store_sync_poll(a->store, &err);
+    if (a->srv)
+        http_server_durable(a->srv, durable, err != 0);
+}
+
+static void sync_stop(struct app *a)
+{
+    if (a->sync_on) {
+        ev_io_stop(a->loop, &a->sync_io);
+        a->sync_on = false;
+    }
+}
+
 void app_set_loop(struct app *a, struct ev_loop *loop)
 {
+    sync_stop(a);
     a->loop = loop;
+    int fd = loop ? store_sync_fd(a->store) : -1;
+    if (fd >= 0) {
+        ev_io_init(&a->sync_io, sync_cb, fd, EV_READ);
+        a->sync_io.data = a;
+        ev_io_start(loop, &a->sync_io);
+        a->sync_on = true;
+    }
+}
+
+/* http_handler.commit_ticket: what this iteration waits for. */
+static uint64_t app_commit_ticket(void *arg)
+{
+    struct app *a = arg;
+    return store_sync_pending(a->store);
 }
 
 struct ev_loop *app_loop(struct app *a)

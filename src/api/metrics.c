@@ -246,10 +246,14 @@ int metrics_render(const struct metrics *m, struct store *s, struct buf *out)
                    "genuproof_store_errors_total{kind=\"condition\"} %llu\n"
                    "# HELP genuproof_store_batch_writes_last Writes in the last committed batch.\n"
                    "# TYPE genuproof_store_batch_writes_last gauge\n"
-                   "genuproof_store_batch_writes_last %llu\n",
+                   "genuproof_store_batch_writes_last %llu\n"
+                   "# HELP genuproof_store_wal_syncs_total fdatasync calls of the WAL sync thread "
+                   "(deferred sync; 0 when commits sync inline).\n"
+                   "# TYPE genuproof_store_wal_syncs_total counter\n"
+                   "genuproof_store_wal_syncs_total %llu\n",
                    (unsigned long long)st.errors, (unsigned long long)st.throttled,
                    (unsigned long long)st.conditions_failed,
-                   (unsigned long long)st.batch_writes_last);
+                   (unsigned long long)st.batch_writes_last, (unsigned long long)st.wal_syncs);
     }
     buf_printf(out,
                "# HELP genuproof_sse_clients Connected Server-Sent Events clients.\n"

@@ -42,8 +42,11 @@ struct store *cmd_store_open(const struct opt_values *o, char *err, size_t errle
         /* Ops-log entries, window states and dedup items: keys only in the
          * change stream (no reader looks into them; docs/architecture.md). */
         .stream_keys_only = key_stream_keys_only,
-        /* The loop must not wait for WAL checkpoints. */
+        /* The loop must not wait for WAL checkpoints, nor for the WAL's
+         * fsync: the server holds each answer until its commit is synced
+         * (store/sqlite_sync.h, http_handler.commit_ticket). */
         .background_checkpoint = true,
+        .deferred_sync = true,
     };
     s = store_open_sqlite(&so, msg, sizeof(msg));
     if (!s)

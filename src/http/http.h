@@ -133,6 +133,13 @@ struct http_handler {
     /* Called after each response is queued (access log, metrics). */
     void (*done)(void *arg, const struct http_request *req, const struct http_response *res,
                  size_t bytes, double duration_ms);
+    /* Optional, for stores whose commits become durable later (deferred
+     * sync): called after a successful commit, returns the ticket at
+     * which this iteration's writes, and whatever its requests read,
+     * are durable, or 0 when they already are.  The iteration's
+     * responses are then held (their connections take no further
+     * request) until http_server_durable() reports that ticket. */
+    uint64_t (*commit_ticket)(void *arg);
 };
 
 struct http_server_config {
@@ -161,6 +168,13 @@ int http_server_port(const struct http_server *s);
 void http_server_drain(struct http_server *s, void (*done_cb)(void *arg), void *arg);
 void http_server_free(struct http_server *s);
 size_t http_server_conn_count(const struct http_server *s);
+/* Deferred durability (http_handler.commit_ticket): writes the responses
+ * held for tickets up to durable.  With failed, the responses held for
+ * later tickets will never be durable: they become 500 {"error":
+ * "Internal error"} (streams are closed) and are written too. */
+void http_server_durable(struct http_server *s, uint64_t durable, bool failed);
+/* Responses held for durability right now (metrics, tests). */
+size_t http_server_held_count(const struct http_server *s);
 
 /* Streaming connections: queues bytes and tries to write them at once.
  * ERR_TOOBIG when the connection's unsent output would exceed

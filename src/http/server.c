@@ -88,6 +88,7 @@ struct http_conn {
     enum http_parse_phase seen_phase;
     ev_tstamp last_activity, phase_since, write_since, linger_since, timer_at;
     bool pending, dead, close_after, linger, lingering, peer_eof;
+    bool held; /* pending and past its commit: waits for durability */
     bool streaming, stream_accepted, stream_open_due, in_handler;
     void (*stream_open)(void *arg, struct http_conn *c);
     void (*stream_closed)(void *arg, struct http_conn *c);
@@ -119,6 +120,13 @@ struct http_server {
     size_t nconns;
     struct http_conn *pend_head;
     struct http_conn *reap_head;
+    /* Iterations whose responses wait for durability, oldest first: the
+     * ticket and the connections (linked by pend_next). */
+    struct held_group {
+        uint64_t ticket;
+        struct http_conn *list;
+    } * held;
+    size_t nheld, held_cap, held_conns;
     bool handled; /* handle() ran since the last prepare */
     bool draining, drain_done;
     void (*drain_cb)(void *arg);
@@ -379,7 +387,7 @@ static size_t conn_feed(struct http_conn *c, const char *data, size_t len)
     while (off < len) {
         if (c->dead || c->close_after || c->streaming)
             return len;
-        if (conn_blocked(c) || c->deferred)
+        if (conn_blocked(c) || c->deferred || c->held)
             break;
         size_t used = 0;
         int rc = http_parse_feed(&c->parse, data + off, len - off, &used);
@@ -782,6 +790,20 @@ static void conn_free(struct http_conn *c)
     ev_io_stop(s->loop, &c->rio);
     ev_io_stop(s->loop, &c->wio);
     ev_timer_stop(s->loop, &c->tmr);
+    if (c->held) {
+        for (size_t g = 0; g < s->nheld; g++) {
+            for (struct http_conn **pp = &s->held[g].list; *pp; pp = &(*pp)->pend_next) {
+                if (*pp == c) {
+                    *pp = c->pend_next;
+                    s->held_conns--;
+                    goto unlinked;
+                }
+            }
+        }
+    unlinked:
+        c->held = false;
+        c->pending = false;
+    }
     if (c->pending) {
         /* not expected (pending lists are emptied first), but stay safe */
         for (struct http_conn **pp = &s->pend_head; *pp; pp = &(*pp)->pend_next) {
@@ -903,23 +925,13 @@ static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- the iteration boundary: commit, write, reap ------------------------ */
 
-static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+/* Writes an iteration's responses (rewritten to 500 first when failed). */
+static void release(struct http_conn *list, bool failed)
 {
-    (void)revents;
-    struct http_server *s = container_of(w, struct http_server, prep);
-    int crc = 0;
-    if (s->handled) {
-        s->handled = false;
-        if (s->h.commit)
-            crc = s->h.commit(s->h.arg);
-        if (crc)
-            log_warn("commit failed (%s): answering 500", err_str(crc));
-    }
-    struct http_conn *list = s->pend_head;
-    s->pend_head = NULL;
     for (struct http_conn *c = list; c; c = c->pend_next) {
         c->pending = false;
-        if (crc && !c->dead && c->nents)
+        c->held = false;
+        if (failed && !c->dead && c->nents)
             conn_rewrite_failed(c);
         c->nents = 0;
     }
@@ -934,6 +946,73 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
         if (!c->dead)
             conn_flush(c);
     }
+}
+
+/* Holds an iteration's responses until its ticket is durable: they stay
+ * pending (nothing past the mark is written) and the connections take no
+ * further request. */
+static void hold(struct http_server *s, struct http_conn *list, uint64_t ticket)
+{
+    if (s->nheld == s->held_cap) {
+        s->held_cap = s->held_cap ? s->held_cap * 2 : 8;
+        s->held = xrealloc(s->held, s->held_cap * sizeof *s->held);
+    }
+    for (struct http_conn *c = list; c; c = c->pend_next) {
+        c->held = true;
+        s->held_conns++;
+    }
+    s->held[s->nheld].ticket = ticket;
+    s->held[s->nheld].list = list;
+    s->nheld++;
+}
+
+void http_server_durable(struct http_server *s, uint64_t durable, bool failed)
+{
+    size_t n = 0;
+    while (n < s->nheld && (s->held[n].ticket <= durable || failed))
+        n++;
+    if (n == 0)
+        return;
+    /* take the groups off first: writing may free nothing (reaping waits
+     * for prepare), but keep the array consistent anyway */
+    struct held_group *g = xmalloc(n * sizeof *g);
+    memcpy(g, s->held, n * sizeof *g);
+    memmove(s->held, s->held + n, (s->nheld - n) * sizeof *s->held);
+    s->nheld -= n;
+    for (size_t i = 0; i < n; i++) {
+        for (struct http_conn *c = g[i].list; c; c = c->pend_next)
+            s->held_conns--;
+        release(g[i].list, g[i].ticket > durable);
+    }
+    free(g);
+}
+
+size_t http_server_held_count(const struct http_server *s)
+{
+    return s->held_conns;
+}
+
+static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    (void)revents;
+    struct http_server *s = container_of(w, struct http_server, prep);
+    int crc = 0;
+    if (s->handled) {
+        s->handled = false;
+        if (s->h.commit)
+            crc = s->h.commit(s->h.arg);
+        if (crc)
+            log_warn("commit failed (%s): answering 500", err_str(crc));
+    }
+    struct http_conn *list = s->pend_head;
+    s->pend_head = NULL;
+    uint64_t ticket = 0;
+    if (list && !crc && s->h.commit_ticket)
+        ticket = s->h.commit_ticket(s->h.arg);
+    if (ticket)
+        hold(s, list, ticket);
+    else
+        release(list, crc != 0);
     while (s->reap_head) {
         struct http_conn *c = s->reap_head;
         s->reap_head = c->reap_next;
@@ -1066,6 +1145,11 @@ void http_server_free(struct http_server *s)
     ev_prepare_stop(s->loop, &s->prep);
     s->pend_head = NULL;
     s->reap_head = NULL;
+    for (struct http_conn *c = s->conns; c; c = c->next)
+        c->held = false;
+    free(s->held);
+    s->held = NULL;
+    s->nheld = 0;
     while (s->conns) {
         s->conns->pending = false;
         conn_free(s->conns);

@@ -1162,6 +1162,26 @@ int store_data_version(struct store *s, uint64_t *v)
     return tally(s, s->ops->data_version(s, v));
 }
 
+uint64_t store_sync_pending(struct store *s)
+{
+    return s->ops->sync_pending ? s->ops->sync_pending(s) : 0;
+}
+
+int store_sync_fd(struct store *s)
+{
+    return s->ops->sync_fd ? s->ops->sync_fd(s) : -1;
+}
+
+uint64_t store_sync_poll(struct store *s, int *err)
+{
+    if (!s->ops->sync_poll) {
+        if (err)
+            *err = 0;
+        return 0;
+    }
+    return s->ops->sync_poll(s, err);
+}
+
 void store_set_bulk(struct store *s, bool bulk)
 {
     if (s && s->ops->set_bulk)

@@ -81,6 +81,12 @@ struct store_options {
      * on an event loop never waits for one.  Falls back to SQLite's
      * automatic checkpoint when the thread cannot be had. */
     bool background_checkpoint;
+    /* With durability FULL and background_checkpoint: COMMIT only writes
+     * the WAL and a thread fsyncs it (store/sqlite_sync.h), so the caller
+     * is not blocked meanwhile.  A commit is then durable only once
+     * store_sync_poll() says so: the owner must hold its answers until
+     * then (the server does, see http_handler.commit_ticket). */
+    bool deferred_sync;
 };
 
 /* Opens (creating when needed) the SQLite store.  On error returns NULL
@@ -131,6 +137,7 @@ struct store_stats {
     uint64_t throttled;         /* ERR_THROTTLED results */
     uint64_t conditions_failed; /* ERR_CONDITION results */
     uint64_t batch_writes_last; /* write operations in the last committed batch */
+    uint64_t wal_syncs;         /* deferred sync: fdatasync calls of the WAL thread */
 };
 void store_get_stats(const struct store *s, struct store_stats *out);
 
@@ -326,6 +333,23 @@ typedef void (*store_watch_fn)(void *arg, const char *pk, const char *sk,
                                const struct store_action *acts, size_t nacts);
 int store_add_watch(struct store *s, store_watch_fn fn, void *arg);
 void store_remove_watch(struct store *s, store_watch_fn fn, void *arg);
+
+/*
+ * Deferred sync (store_options.deferred_sync).  Each commit that wrote
+ * something gets a ticket (1, 2, ...); the commit callback fires for it
+ * only once it is synced, from store_sync_poll().  Without deferred sync
+ * every commit is durable when it returns: pending is 0, fd -1, poll 0.
+ */
+/* The newest commit's ticket when it is not known durable yet, else 0. */
+uint64_t store_sync_pending(struct store *s);
+/* A descriptor that becomes readable when syncs make progress (or fail);
+ * -1 without deferred sync. */
+int store_sync_fd(struct store *s);
+/* Takes in sync progress: fires the commit callback for the commits now
+ * durable and returns the highest durable ticket.  *err (may be NULL)
+ * receives the sticky sync error, 0 when none: tickets above the
+ * returned one then never become durable and commits fail from then on. */
+uint64_t store_sync_poll(struct store *s, int *err);
 
 /* ---------- change stream ---------- */
 

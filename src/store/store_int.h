@@ -92,6 +92,11 @@ struct store_ops {
     int (*data_version)(struct store *s, uint64_t *v);
     /* Optional (NULL: nothing to do): store_set_bulk(). */
     void (*set_bulk)(struct store *s, bool bulk);
+    /* Optional (NULL: every commit is durable when it returns): deferred
+     * sync, see store_sync_pending() and friends. */
+    uint64_t (*sync_pending)(struct store *s);
+    int (*sync_fd)(struct store *s);
+    uint64_t (*sync_poll)(struct store *s, int *err);
 };
 
 /* The part of every store that store.c manages. */

@@ -33,6 +33,7 @@
 #include "core/canon.h"
 #include "store/item_json.h"
 #include "store/sqlite_ckpt.h"
+#include "store/sqlite_sync.h"
 #include "store/sqlite_pcache.h"
 #include "store/store_int.h"
 #include "util/buf.h"
@@ -86,6 +87,8 @@ enum stmt_id {
     ST_EXPIRED,
     ST_PING,
     ST_DATA_VERSION,
+    ST_SYNC_FULL,
+    ST_SYNC_OFF,
     ST_COUNT
 };
 
@@ -138,6 +141,8 @@ static const char *const SQL[ST_COUNT] = {
     [ST_EXPIRED] = "SELECT pk, sk FROM items WHERE ttl < ?1 LIMIT ?2",
     [ST_PING] = "SELECT 1",
     [ST_DATA_VERSION] = "PRAGMA data_version",
+    [ST_SYNC_FULL] = "PRAGMA synchronous=FULL",
+    [ST_SYNC_OFF] = "PRAGMA synchronous=OFF",
 };
 
 static const char SCHEMA[] =
@@ -154,6 +159,9 @@ static const char SCHEMA[] =
     "  updated INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1');";
 
+/* Commits whose durability may be outstanding at once (more wait). */
+#define SYNC_RING 4096
+
 struct sq {
     struct store base; /* first: store.c sees the common part */
     sqlite3 *db;
@@ -161,7 +169,15 @@ struct sq {
     uint64_t committed_head;                           /* highest stream seq known committed */
     bool bulk;                                         /* store_set_bulk() in force */
     bool (*keys_only)(const char *pk, const char *sk); /* store_options.stream_keys_only */
-    struct sqlite_ckpt *ckpt;  /* background checkpoints, NULL: SQLite's automatic ones */
+    struct sqlite_ckpt *ckpt; /* background checkpoints, NULL: SQLite's automatic ones */
+    /* Deferred sync (store/sqlite_sync.h): commits get tickets; the
+     * commit callback fires when the thread has synced them.  ring holds
+     * the committed head of each ticket not yet announced. */
+    struct sqlite_sync *sync;
+    uint64_t ticket, announced;
+    uint64_t ring[SYNC_RING];
+    bool wal_written;          /* the WAL hook ran in the commit just made */
+    bool restart_due;          /* the WAL hook asks for an inline checkpoint */
     uint64_t txn_seq;          /* highest seq written in the open transaction */
     uint64_t sub_seq;          /* txn_seq when the open sub-batch began */
     bool op_wrote;             /* the current write operation changed something */
@@ -179,6 +195,56 @@ struct sq {
 static struct sq *sq_of(struct store *s)
 {
     return (struct sq *)s;
+}
+
+static int run(struct sq *q, enum stmt_id id);
+
+/* A PASSIVE checkpoint on this connection, made at synchronous=FULL when
+ * the connection runs at OFF (deferred sync): the checkpoint then syncs
+ * the WAL before copying and the database file after, as it must before
+ * the WAL may start over. */
+static void inline_checkpoint(struct sq *q)
+{
+    if (q->sync)
+        run(q, ST_SYNC_FULL);
+    sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (q->sync)
+        run(q, ST_SYNC_OFF);
+}
+
+/* The sticky sync error: commits are refused once a sync failed. */
+static bool sync_failed(struct sq *q)
+{
+    int err = 0;
+    if (q->sync)
+        sqlite_sync_done(q->sync, &err);
+    return err != 0;
+}
+
+/* After a successful COMMIT: the head moves; without deferred sync the
+ * commit is durable and announced now, with it the commit gets a ticket
+ * and is announced by sq_sync_poll once synced. */
+static void committed(struct sq *q)
+{
+    if (q->txn_seq > q->committed_head)
+        q->committed_head = q->txn_seq;
+    q->txn_seq = 0;
+    if (!q->sync) {
+        store_notify_commit(&q->base, q->committed_head);
+        return;
+    }
+    if (q->wal_written) {
+        q->wal_written = false;
+        if (q->ticket - q->announced >= SYNC_RING)
+            sqlite_sync_wait(q->sync, q->ticket - SYNC_RING + 1); /* backpressure */
+        q->ticket++;
+        q->ring[q->ticket % SYNC_RING] = q->committed_head;
+        sqlite_sync_request(q->sync, q->ticket);
+    }
+    if (q->restart_due) {
+        q->restart_due = false;
+        inline_checkpoint(q);
+    }
 }
 
 /* Maps a SQLite result code to ERR_*. */
@@ -362,13 +428,12 @@ static int wtx_end(struct sq *q, int rc, const struct wtx *w)
         }
         return rc;
     }
+    if (!rc && sync_failed(q))
+        rc = ERR_IO;
     if (!rc) {
         rc = run(q, ST_COMMIT);
         if (!rc) {
-            if (q->txn_seq > q->committed_head)
-                q->committed_head = q->txn_seq;
-            q->txn_seq = 0;
-            store_notify_commit(&q->base, q->committed_head);
+            committed(q);
             return 0;
         }
     }
@@ -961,18 +1026,15 @@ static int sq_batch_commit(struct store *s)
 {
     struct sq *q = sq_of(s);
     int rc;
-    if (q->base.batch_doomed || sqlite3_get_autocommit(q->db)) {
+    if (q->base.batch_doomed || sqlite3_get_autocommit(q->db) || sync_failed(q)) {
         rc = ERR_IO;
     } else {
         rc = run(q, ST_COMMIT);
         if (!rc) {
-            if (q->txn_seq > q->committed_head)
-                q->committed_head = q->txn_seq;
-            q->txn_seq = 0;
             /* The batch is over before anyone hears of it: a callback that
              * writes must get a transaction of its own. */
             q->base.batch_active = false;
-            store_notify_commit(s, q->committed_head);
+            committed(q);
             return 0;
         }
     }
@@ -1127,9 +1189,52 @@ static void sq_set_bulk(struct store *s, bool bulk)
 static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 {
     struct sq *q = arg;
-    if (sqlite_ckpt_kick(q->ckpt, frames))
-        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    q->wal_written = true;
+    if (sqlite_ckpt_kick(q->ckpt, frames)) {
+        if (q->sync)
+            q->restart_due = true; /* after the COMMIT, at FULL (inline_checkpoint) */
+        else
+            sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    }
     return SQLITE_OK;
+}
+
+/* ---------- deferred sync ---------- */
+
+static uint64_t sq_sync_pending(struct store *s)
+{
+    struct sq *q = sq_of(s);
+    if (!q->sync || q->ticket == 0)
+        return 0;
+    return sqlite_sync_done(q->sync, NULL) >= q->ticket ? 0 : q->ticket;
+}
+
+static int sq_sync_fd(struct store *s)
+{
+    struct sq *q = sq_of(s);
+    return q->sync ? sqlite_sync_fd(q->sync) : -1;
+}
+
+static uint64_t sq_sync_poll(struct store *s, int *err)
+{
+    struct sq *q = sq_of(s);
+    if (!q->sync) {
+        if (err)
+            *err = 0;
+        return 0;
+    }
+    sqlite_sync_clear_fd(q->sync);
+    uint64_t done = sqlite_sync_done(q->sync, err);
+    struct sqlite_sync_stats st;
+    sqlite_sync_get_stats(q->sync, &st);
+    q->base.stats.wal_syncs = st.syncs;
+    if (done > q->ticket)
+        done = q->ticket;
+    if (done > q->announced) {
+        q->announced = done;
+        store_notify_commit(s, q->ring[done % SYNC_RING]);
+    }
+    return done;
 }
 
 static int sq_stream_head(struct store *s, uint64_t *seq)
@@ -1342,6 +1447,15 @@ static void sq_close(struct store *s)
     struct sq *q = sq_of(s);
     sqlite_ckpt_stop(q->ckpt); /* first: the last connection checkpoints on close */
     q->ckpt = NULL;
+    if (q->sync) {
+        /* what was committed gets synced; the close-time checkpoint then
+         * syncs the database file before the WAL goes */
+        sqlite_sync_wait(q->sync, q->ticket);
+        sqlite_sync_stop(q->sync);
+        q->sync = NULL;
+        if (q->db)
+            sqlite3_exec(q->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    }
     if (q->db)
         read_release(q);
     for (int i = 0; i < ST_COUNT; i++)
@@ -1379,6 +1493,9 @@ static const struct store_ops sqlite_ops = {
     .write_seconds = sq_write_seconds,
     .data_version = sq_data_version,
     .set_bulk = sq_set_bulk,
+    .sync_pending = sq_sync_pending,
+    .sync_fd = sq_sync_fd,
+    .sync_poll = sq_sync_poll,
 };
 
 #ifdef UNITTEST
@@ -1387,6 +1504,11 @@ void store_sqlite_fault(struct store *s, int nth)
     struct sq *q = sq_of(s);
     q->fault_at = nth;
     q->fault_count = 0;
+}
+
+struct sqlite_sync *store_sqlite_sync(struct store *s)
+{
+    return sq_of(s)->sync;
 }
 #endif
 
@@ -1496,6 +1618,23 @@ struct store *store_open_sqlite(const struct store_options *o, char *err, size_t
             sqlite3_wal_hook(q->db, wal_hook, q); /* replaces the automatic checkpoint */
         else
             log_warn("store: checkpoints stay inline: %s", why);
+    }
+    /* Deferred sync needs the WAL hook (tickets) and FULL durability
+     * (NORMAL syncs no commit anyway). */
+    if (o->deferred_sync && q->ckpt && o->durability == STORE_DURABILITY_FULL) {
+        char why[256];
+        size_t n = strlen(o->path) + 5;
+        char *wal = xmalloc(n);
+        snprintf(wal, n, "%s-wal", o->path);
+        q->sync = sqlite_sync_start(wal, why, sizeof why);
+        free(wal);
+        if (!q->sync)
+            log_warn("store: commits stay synced inline: %s", why);
+        else if (run(q, ST_SYNC_OFF)) {
+            log_warn("store: commits stay synced inline: cannot set synchronous=OFF");
+            sqlite_sync_stop(q->sync);
+            q->sync = NULL;
+        }
     }
     return &q->base;
 fail:

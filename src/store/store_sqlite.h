@@ -25,9 +25,12 @@
 #define STORE_SQLITE_BULK_CHECKPOINT 10000
 
 #ifdef UNITTEST
+struct sqlite_sync;
 /* Test builds only: the nth statement the driver runs from now on fails
  * with ERR_IO before touching the database (0 turns this off). */
 void store_sqlite_fault(struct store *s, int nth);
+/* The deferred-sync thread of the store (NULL without deferred sync). */
+struct sqlite_sync *store_sqlite_sync(struct store *s);
 #endif
 
 #endif

@@ -52,6 +52,11 @@ struct tsrv {
     atomic_int handled;
     atomic_int done_calls;
     atomic_size_t done_bytes;
+    /* deferred durability: commit_ticket hands out tickets while set */
+    atomic_int tickets_on;
+    atomic_ullong ticket;
+    atomic_ullong durable_arg;
+    atomic_int durable_fail;
     int port;
 };
 
@@ -131,6 +136,14 @@ static int commit(void *arg)
     return 0;
 }
 
+static uint64_t commit_ticket(void *arg)
+{
+    struct tsrv *t = arg;
+    if (!atomic_load(&t->tickets_on))
+        return 0;
+    return (uint64_t)atomic_fetch_add(&t->ticket, 1) + 1;
+}
+
 static void done(void *arg, const struct http_request *req, const struct http_response *res,
                  size_t bytes, double ms)
 {
@@ -155,6 +168,9 @@ static void wake_cb(struct ev_loop *loop, ev_async *w, int revents)
     int cmd = atomic_exchange(&t->cmd, 0);
     if (cmd == 1) {
         http_server_drain(t->srv, drained_cb, t);
+    } else if (cmd == 3) {
+        http_server_durable(t->srv, (uint64_t)atomic_load(&t->durable_arg),
+                            atomic_load(&t->durable_fail) != 0);
     } else if (cmd == 2) {
         http_server_free(t->srv);
         t->srv = NULL;
@@ -175,7 +191,7 @@ static struct tsrv *tsrv_start(const struct http_server_config *cfg)
 {
     struct tsrv *t = calloc(1, sizeof *t);
     char err[256];
-    struct http_handler h = {t, handle, commit, done};
+    struct http_handler h = {t, handle, commit, done, commit_ticket};
     t->loop = ev_loop_new(EVFLAG_AUTO);
     t->srv = http_server_new(t->loop, cfg, &h, err, sizeof err);
     if (!t->srv) {
@@ -629,7 +645,7 @@ static void test_ipv6(void **state)
     tsrv_stop(t);
     /* bad specifications are refused with a message */
     char err[256];
-    struct http_handler h = {NULL, handle, NULL, NULL};
+    struct http_handler h = {NULL, handle, NULL, NULL, NULL};
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
     const char *bad[] = {"127.0.0.1", "::1:80", "127.0.0.1:99999", "[::1]80", "host:port"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -837,6 +853,92 @@ static void test_commit_order(void **state)
     tsrv_stop(t);
 }
 
+/* Whether a response is readable within ms. */
+static bool readable(struct cli *c, int ms)
+{
+    struct pollfd pfd = {c->fd, POLLIN, 0};
+    return poll(&pfd, 1, ms) == 1;
+}
+
+static void durable(struct tsrv *t, uint64_t upto, bool failed)
+{
+    atomic_store(&t->durable_arg, upto);
+    atomic_store(&t->durable_fail, failed);
+    tsrv_cmd(t, 3);
+}
+
+/* Deferred durability: an iteration's responses wait for their ticket;
+ * the connection takes no further request meanwhile; a failed sync turns
+ * them into 500. */
+static void test_durable_hold(void **state)
+{
+    (void)state;
+    struct http_server_config cfg = base_cfg();
+    struct tsrv *t = tsrv_start(&cfg);
+    struct cli *c = cli_open(t->port);
+    atomic_store(&t->tickets_on, 1);
+    int before = atomic_load(&t->handled);
+    /* two pipelined requests in one read: handled in one iteration, held together */
+    cli_send(c, "GET /one HTTP/1.1\r\n\r\nGET /two HTTP/1.1\r\n\r\n");
+    assert_false(readable(c, 300));
+    assert_int_equal(atomic_load(&t->handled), before + 2);
+    uint64_t t1 = (uint64_t)atomic_load(&t->ticket);
+    assert_true(t1 >= 1);
+    /* an older ticket releases nothing */
+    durable(t, t1 - 1, false);
+    assert_false(readable(c, 200));
+    durable(t, t1, false);
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_int_equal(g_resp.status, 200);
+    assert_non_null(strstr(g_resp.body, "/one"));
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_non_null(strstr(g_resp.body, "/two"));
+    /* a request arriving while the connection is held waits for the release */
+    cli_send(c, "GET /held HTTP/1.1\r\n\r\n");
+    assert_false(readable(c, 300));
+    uint64_t t2 = (uint64_t)atomic_load(&t->ticket);
+    assert_true(t2 > t1);
+    int h2 = atomic_load(&t->handled);
+    cli_send(c, "GET /next HTTP/1.1\r\n\r\n");
+    usleep(200000);
+    assert_int_equal(atomic_load(&t->handled), h2); /* not taken while held */
+    durable(t, t2, false);
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_non_null(strstr(g_resp.body, "/held"));
+    /* then the next request runs, and is held in turn */
+    for (int i = 0; i < 200 && atomic_load(&t->handled) < h2 + 1; i++)
+        usleep(5000);
+    assert_int_equal(atomic_load(&t->handled), h2 + 1);
+    assert_false(readable(c, 200));
+    t2 = (uint64_t)atomic_load(&t->ticket);
+    durable(t, t2, false);
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_non_null(strstr(g_resp.body, "/next"));
+    /* a sync that failed: the held answer becomes a 500 */
+    cli_send(c, "GET /three HTTP/1.1\r\n\r\n");
+    assert_false(readable(c, 200));
+    durable(t, t2, true);
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_int_equal(g_resp.status, 500);
+    assert_string_equal(g_resp.body, "{\"error\":\"Internal error\"}");
+    /* a connection that dies while held is reaped cleanly (ASan) */
+    int h4 = atomic_load(&t->handled);
+    struct cli *d = cli_open(t->port);
+    cli_send(d, "GET /four HTTP/1.1\r\n\r\n");
+    for (int i = 0; i < 200 && atomic_load(&t->handled) < h4 + 1; i++)
+        usleep(5000);
+    cli_close(d);
+    usleep(100000);
+    durable(t, (uint64_t)atomic_load(&t->ticket), false);
+    /* without tickets, answers go out at once again */
+    atomic_store(&t->tickets_on, 0);
+    cli_send(c, "GET /five HTTP/1.1\r\n\r\n");
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_non_null(strstr(g_resp.body, "/five"));
+    cli_close(c);
+    tsrv_stop(t);
+}
+
 static void test_stream(void **state)
 {
     (void)state;
@@ -952,6 +1054,7 @@ int main(void)
         cmocka_unit_test_setup(test_many_idle_connections, setup),
         cmocka_unit_test_setup(test_drain, setup),
         cmocka_unit_test_setup(test_commit_order, setup),
+        cmocka_unit_test_setup(test_durable_hold, setup),
         cmocka_unit_test_setup(test_stream, setup),
         cmocka_unit_test_setup(test_cors, setup),
         cmocka_unit_test_setup(test_max_conns_and_big, setup),
