@@ -35,6 +35,7 @@
 #include "store/store.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/timescale.h"
 #include "util/xalloc.h"
 
 /* Most post-commit listeners (app.h). */
@@ -62,6 +63,9 @@ struct app {
     struct ev_loop *loop; /* set by serve; NULL in handler tests */
     ev_io sync_io;        /* the store's deferred-sync progress (store_sync_fd) */
     bool sync_on;
+    bool sync_failed;       /* the store reported a failed sync */
+    ev_timer batch_timer;   /* bounds a postponed commit (app_commit_later) */
+    int64_t batch_start_us; /* first request of the open batch (commit_later) */
     struct {
         app_commit_listener fn;
         void *arg;
@@ -242,6 +246,8 @@ void app_free(struct app *a)
 }
 
 static uint64_t app_commit_ticket(void *arg);
+static bool app_commit_later(void *arg);
+static void batch_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
 void app_http_handler(struct app *a, struct http_handler *h)
 {
@@ -250,6 +256,7 @@ void app_http_handler(struct app *a, struct http_handler *h)
     h->handle = app_handle;
     h->commit = app_commit;
     h->commit_ticket = app_commit_ticket;
+    h->commit_later = app_commit_later;
     h->done = app_done;
 }
 
@@ -354,12 +361,16 @@ static void sync_cb(struct ev_loop *loop, ev_io *w, int revents)
     struct app *a = w->data;
     int err = 0;
     uint64_t durable = store_sync_poll(a->store, &err);
+    if (err)
+        a->sync_failed = true;
     if (a->srv)
         http_server_durable(a->srv, durable, err != 0);
 }
 
 static void sync_stop(struct app *a)
 {
+    if (a->loop)
+        ev_timer_stop(a->loop, &a->batch_timer);
     if (a->sync_on) {
         ev_io_stop(a->loop, &a->sync_io);
         a->sync_on = false;
@@ -369,7 +380,10 @@ static void sync_stop(struct app *a)
 void app_set_loop(struct app *a, struct ev_loop *loop)
 {
     sync_stop(a);
+    if (a->loop)
+        ev_timer_stop(a->loop, &a->batch_timer);
     a->loop = loop;
+    ev_timer_init(&a->batch_timer, batch_timer_cb, 0., 0.);
     int fd = loop ? store_sync_fd(a->store) : -1;
     if (fd >= 0) {
         ev_io_init(&a->sync_io, sync_cb, fd, EV_READ);
@@ -377,6 +391,46 @@ void app_set_loop(struct app *a, struct ev_loop *loop)
         ev_io_start(loop, &a->sync_io);
         a->sync_on = true;
     }
+}
+
+static void batch_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)w;
+    (void)revents; /* the wake-up is the point: the prepare phase commits */
+}
+
+/*
+ * http_handler.commit_later: a commit has a cost of its own (the WAL
+ * frames of every page it touched, the detector's batch riding in it, the
+ * counters, a sync), so under load fewer, larger commits serve more
+ * requests.  The iteration's requests wait for the next iterations when
+ *   - the previous commit's sync is still running (its completion wakes
+ *     the loop; committing now would wait for the same disk), or
+ *   - clients just answered are about to ask again
+ *     (http_server_expected; a timer bounds the wait),
+ * for at most APP_BATCH_WAIT_US (scaled) and APP_BATCH_MAX requests.  A
+ * lone client is never kept waiting: its own next request cannot come
+ * before its answer.
+ */
+static bool app_commit_later(void *arg)
+{
+    struct app *a = arg;
+    if (a->sync_failed || a->batch_requests >= APP_BATCH_MAX)
+        return false;
+    double wait = scaled((double)APP_BATCH_WAIT_US / 1e6);
+    double age = (double)(time_mono_us() - a->batch_start_us) / 1e6;
+    if (age >= wait)
+        return false;
+    if (store_sync_pending(a->store))
+        return true;
+    if (!a->srv || !a->loop || !http_server_expected(a->srv))
+        return false;
+    if (!ev_is_active(&a->batch_timer)) {
+        ev_timer_set(&a->batch_timer, wait - age, 0.);
+        ev_timer_start(a->loop, &a->batch_timer);
+    }
+    return true;
 }
 
 /* http_handler.commit_ticket: what this iteration waits for. */
@@ -499,7 +553,8 @@ void app_handle(void *arg, struct http_request *req, struct http_response *res)
     char allow[96];
 
     api_req_init(&r, a, req, res, time_now_ms());
-    a->batch_requests++;
+    if (a->batch_requests++ == 0)
+        a->batch_start_us = time_mono_us();
     if (!store_batch_active(a->store)) {
         int rc = store_batch_begin(a->store);
         if (rc) /* writes then commit one by one: still durable before the reply */

@@ -32,6 +32,11 @@ struct http_client;
 /* The dev secret of API.md §1.4, only with --demo-data. */
 #define APP_DEV_SECRET "genuproof-dev-secret"
 
+/* A postponed group commit (app_commit_later) waits at most this long
+ * (scaled by GENUPROOF_TIME_SCALE) and takes at most this many requests. */
+#define APP_BATCH_WAIT_US 500
+#define APP_BATCH_MAX     512
+
 struct app_config {
     const char *db_path;         /* beside it: <db>.admin-key, <db>.pepper; NULL: no files */
     const char *signing_secret;  /* required */

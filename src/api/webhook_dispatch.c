@@ -99,6 +99,15 @@ struct webhook_dispatch {
     int64_t backoff_until; /* mono ms: no store work before */
     double backoff_s;
     struct webhook_dispatch_stats st;
+    /* Brands' hooks and products' brands, kept from one pump to the next
+     * while nothing can have changed them: the store's watch empties it
+     * on a write of a webhook item or a product's META, on a rollback,
+     * and on another process's commit (data version).  Stores without a
+     * data version get a fresh one per pump. */
+    struct pump_cache *pc;
+    bool pc_kept;
+    bool dv_known;
+    uint64_t dv;
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -567,6 +576,56 @@ static int hooks_cb(void *arg, const cJSON *item)
     return 0;
 }
 
+static void pc_clear(struct pump_cache *pc)
+{
+    pc->nbrands = 0;
+    pc->nproducts = 0;
+}
+
+static bool prefixed(const char *s, const char *prefix)
+{
+    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The store's watch: writes that can change what the cache holds. */
+static void pc_watch(void *arg, const char *pk, const char *sk, const struct store_action *acts,
+                     size_t nacts)
+{
+    struct webhook_dispatch *d = arg;
+    if (!pk) {
+        pc_clear(d->pc);
+        return;
+    }
+    if (prefixed(pk, KEY_PFX_BRAND) && prefixed(sk, KEY_PFX_WEBHOOK)) {
+        d->pc->nbrands = 0;
+        return;
+    }
+    if (prefixed(pk, KEY_PFX_PRODUCT) && sk && !strcmp(sk, KEY_SK_META)) {
+        /* the counter folding of scans does not move a product */
+        bool counters = acts && nacts;
+        for (size_t i = 0; counters && i < nacts; i++)
+            counters = acts[i].kind == STORE_ACT_ADD;
+        if (!counters)
+            d->pc->nproducts = 0;
+    }
+}
+
+/* The cache for the next pump: kept when nobody else can have written. */
+static struct pump_cache *pc_for_pump(struct webhook_dispatch *d)
+{
+    uint64_t v;
+    if (!d->pc_kept || store_data_version(d->store, &v)) {
+        pc_clear(d->pc);
+        d->dv_known = false;
+        return d->pc;
+    }
+    if (!d->dv_known || v != d->dv)
+        pc_clear(d->pc);
+    d->dv = v;
+    d->dv_known = true;
+    return d->pc;
+}
+
 static int brand_hooks(struct webhook_dispatch *d, struct pump_cache *pc, const char *brand,
                        const struct brand_hooks **out)
 {
@@ -682,9 +741,14 @@ static int classify_record(struct webhook_dispatch *d, struct pump_cache *pc,
         const char *pid = str_attr(img, "productId");
         if (!pid)
             pid = key_after(r->pk, KEY_PFX_PRODUCT);
-        rc = product_brand(d, pc, pid, &out->brand);
-        if (rc)
-            return rc;
+        /* verify writes the product's brand into the scan; older scans
+         * (the original's) have none: ask the product */
+        out->brand = str_attr(img, "brandId");
+        if (!out->brand || !*out->brand) {
+            rc = product_brand(d, pc, pid, &out->brand);
+            if (rc)
+                return rc;
+        }
         out->bits = WEBHOOK_EV_SCAN;
         out->scan = true;
         t = str_attr(img, "timestamp");
@@ -834,7 +898,7 @@ static const struct stream_filter deliverable = {
 /* Reads the stream and writes deliveries, within the step budget. */
 static int pump(struct webhook_dispatch *d)
 {
-    struct pump_cache *pc = xcalloc(1, sizeof *pc);
+    struct pump_cache *pc = pc_for_pump(d);
     struct pending_new *p = xcalloc(1, sizeof *p);
     struct buf body = BUF_INIT(WEBHOOK_DISPATCH_PAYLOAD_MAX);
     int64_t t0 = time_mono_ms();
@@ -896,7 +960,6 @@ static int pump(struct webhook_dispatch *d)
     }
     buf_free(&body);
     free(p);
-    free(pc);
     return rc;
 }
 
@@ -1060,6 +1123,9 @@ struct webhook_dispatch *webhook_dispatch_new(struct store *s, struct ev_loop *l
     }
     d->q = xcalloc(d->cfg.queue_max, sizeof *d->q);
     d->need_resume = true;
+    d->pc = xcalloc(1, sizeof *d->pc);
+    uint64_t dv;
+    d->pc_kept = store_data_version(s, &dv) == 0 && store_add_watch(s, pc_watch, d) == 0;
     ev_init(&d->kick, kick_cb);
     ev_init(&d->wake, wake_cb);
     ev_set_priority(&d->kick, EV_MAXPRI);
@@ -1084,6 +1150,9 @@ void webhook_dispatch_free(struct webhook_dispatch *d)
     for (size_t i = 0; i < d->nq; i++)
         entry_free(d->q[i]);
     free(d->q);
+    if (d->pc_kept)
+        store_remove_watch(d->store, pc_watch, d);
+    free(d->pc);
     free(d);
 }
 

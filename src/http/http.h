@@ -140,6 +140,13 @@ struct http_handler {
      * responses are then held (their connections take no further
      * request) until http_server_durable() reports that ticket. */
     uint64_t (*commit_ticket)(void *arg);
+    /* Optional: asked before an iteration's commit; true postpones it, so
+     * the requests of the next iterations join the same batch and their
+     * responses wait with it (while an earlier commit's sync is still
+     * running, committing now would only make a smaller batch wait for the
+     * same disk).  The owner must make sure a later iteration comes (the
+     * sync's completion wakes the loop) and bound the wait. */
+    bool (*commit_later)(void *arg);
 };
 
 struct http_server_config {
@@ -175,6 +182,10 @@ size_t http_server_conn_count(const struct http_server *s);
 void http_server_durable(struct http_server *s, uint64_t durable, bool failed);
 /* Responses held for durability right now (metrics, tests). */
 size_t http_server_held_count(const struct http_server *s);
+/* Keep-alive clients answered in the last couple of milliseconds that
+ * have not sent their next request yet: requests likely to come at once
+ * (http_handler.commit_later's hint for a busy server). */
+size_t http_server_expected(struct http_server *s);
 
 /* Streaming connections: queues bytes and tries to write them at once.
  * ERR_TOOBIG when the connection's unsent output would exceed

@@ -127,6 +127,11 @@ struct http_server {
         struct http_conn *list;
     } * held;
     size_t nheld, held_cap, held_conns;
+    /* Answers written lately whose keep-alive clients have not asked
+     * again yet (http_server_expected): each written answer adds one,
+     * each new request takes one; forgotten after EXPECT_TTL_S. */
+    size_t expect;
+    ev_tstamp expect_at;
     bool handled; /* handle() ran since the last prepare */
     bool draining, drain_done;
     void (*drain_cb)(void *arg);
@@ -285,6 +290,8 @@ static void conn_handle(struct http_conn *c)
     size_t start, bytes = 0;
     int minor = http_parse_minor(&c->parse);
 
+    if (s->expect)
+        s->expect--;
     http_parse_fill(&c->parse, req);
     memcpy(req->peer_ip, c->peer_ip, sizeof req->peer_ip);
     req->peer_port = c->peer_port;
@@ -925,6 +932,9 @@ static void retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- the iteration boundary: commit, write, reap ------------------------ */
 
+/* How long written answers count as clients about to ask again. */
+#define EXPECT_TTL_S 0.002
+
 /* Writes an iteration's responses (rewritten to 500 first when failed). */
 static void release(struct http_conn *list, bool failed)
 {
@@ -933,6 +943,10 @@ static void release(struct http_conn *list, bool failed)
         c->held = false;
         if (failed && !c->dead && c->nents)
             conn_rewrite_failed(c);
+        if (!c->dead && c->nents && !c->close_after && !c->streaming) {
+            c->srv->expect++;
+            c->srv->expect_at = ev_now(c->srv->loop);
+        }
         c->nents = 0;
     }
     for (struct http_conn *c = list; c; c = c->pend_next) {
@@ -992,11 +1006,20 @@ size_t http_server_held_count(const struct http_server *s)
     return s->held_conns;
 }
 
+size_t http_server_expected(struct http_server *s)
+{
+    if (s->expect && ev_now(s->loop) - s->expect_at > scaled(EXPECT_TTL_S))
+        s->expect = 0;
+    return s->expect;
+}
+
 static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     (void)revents;
     struct http_server *s = container_of(w, struct http_server, prep);
     int crc = 0;
+    if (s->handled && s->h.commit_later && !s->draining && s->h.commit_later(s->h.arg))
+        goto reap; /* the batch stays open: responses stay pending */
     if (s->handled) {
         s->handled = false;
         if (s->h.commit)
@@ -1013,6 +1036,7 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
         hold(s, list, ticket);
     else
         release(list, crc != 0);
+reap:
     while (s->reap_head) {
         struct http_conn *c = s->reap_head;
         s->reap_head = c->reap_next;

@@ -1371,6 +1371,8 @@ static int sq_purge_expired(struct store *s, int64_t now_ms, size_t max, size_t 
 static int sq_health(struct store *s)
 {
     struct sq *q = sq_of(s);
+    if (sync_failed(q))
+        return ERR_IO; /* commits are refused: not ready (/api/ready) */
     read_release(q);
     return run(q, ST_PING);
 }

@@ -236,6 +236,11 @@ for m in batches_total records_total alerts_created_total alerts_updated_total d
 done
 check "metrics: 6 alerts created by the detector (the replay is counted apart)" 'grep -qx "genuproof_detector_alerts_created_total 6" <<<"$BODY"'
 check "metrics: one replay" 'grep -qx "genuproof_detector_dlq_replayed_total 1" <<<"$BODY"'
+# the server's commits were synced by the WAL thread (deferred sync), none is
+# waiting now, and the verifies went through the memo
+check "metrics: WAL synced by the sync thread" '[ "$(awk "/^genuproof_store_wal_syncs_total /{print \$2}" <<<"$BODY")" -gt 0 ]'
+check "metrics: no answer held at rest" 'grep -qx "genuproof_http_held_responses 0" <<<"$BODY"'
+check "metrics: verify memo hits" '[ "$(awk "/^genuproof_verify_memo_lookups_total{result=\"hit\"} /{print \$2}" <<<"$BODY")" -gt 0 ]'
 
 # ---- --no-detector, then catch-up at the next start ----
 gp_restart --rate-limit 0 --no-detector

@@ -57,6 +57,8 @@ struct tsrv {
     atomic_ullong ticket;
     atomic_ullong durable_arg;
     atomic_int durable_fail;
+    /* commit_later postpones while set and fewer than later_until were handled */
+    atomic_int later_on, later_until, later_asked;
     int port;
 };
 
@@ -144,6 +146,15 @@ static uint64_t commit_ticket(void *arg)
     return (uint64_t)atomic_fetch_add(&t->ticket, 1) + 1;
 }
 
+static bool commit_later(void *arg)
+{
+    struct tsrv *t = arg;
+    if (!atomic_load(&t->later_on))
+        return false;
+    atomic_fetch_add(&t->later_asked, 1);
+    return atomic_load(&t->handled) < atomic_load(&t->later_until);
+}
+
 static void done(void *arg, const struct http_request *req, const struct http_response *res,
                  size_t bytes, double ms)
 {
@@ -191,7 +202,7 @@ static struct tsrv *tsrv_start(const struct http_server_config *cfg)
 {
     struct tsrv *t = calloc(1, sizeof *t);
     char err[256];
-    struct http_handler h = {t, handle, commit, done, commit_ticket};
+    struct http_handler h = {t, handle, commit, done, commit_ticket, commit_later};
     t->loop = ev_loop_new(EVFLAG_AUTO);
     t->srv = http_server_new(t->loop, cfg, &h, err, sizeof err);
     if (!t->srv) {
@@ -645,7 +656,7 @@ static void test_ipv6(void **state)
     tsrv_stop(t);
     /* bad specifications are refused with a message */
     char err[256];
-    struct http_handler h = {NULL, handle, NULL, NULL, NULL};
+    struct http_handler h = {NULL, handle, NULL, NULL, NULL, NULL};
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
     const char *bad[] = {"127.0.0.1", "::1:80", "127.0.0.1:99999", "[::1]80", "host:port"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -939,6 +950,33 @@ static void test_durable_hold(void **state)
     tsrv_stop(t);
 }
 
+/* A postponed commit: the first request's answer waits until a later
+ * iteration commits, and both requests share that one commit. */
+static void test_commit_later(void **state)
+{
+    (void)state;
+    struct http_server_config cfg = base_cfg();
+    struct tsrv *t = tsrv_start(&cfg);
+    struct cli *a = cli_open(t->port), *b = cli_open(t->port);
+    atomic_store(&t->later_until, atomic_load(&t->handled) + 2);
+    atomic_store(&t->later_on, 1);
+    int commits = atomic_load(&t->commits);
+    cli_send(a, "GET /first HTTP/1.1\r\n\r\n");
+    assert_false(readable(a, 300));
+    assert_true(atomic_load(&t->later_asked) >= 1);
+    assert_int_equal(atomic_load(&t->commits), commits);
+    cli_send(b, "GET /second HTTP/1.1\r\n\r\n");
+    assert_int_equal(cli_read(b, &g_resp, false), 0);
+    assert_non_null(strstr(g_resp.body, "/second"));
+    assert_int_equal(cli_read(a, &g_resp, false), 0);
+    assert_non_null(strstr(g_resp.body, "/first"));
+    assert_int_equal(atomic_load(&t->commits), commits + 1);
+    atomic_store(&t->later_on, 0);
+    cli_close(a);
+    cli_close(b);
+    tsrv_stop(t);
+}
+
 static void test_stream(void **state)
 {
     (void)state;
@@ -1055,6 +1093,7 @@ int main(void)
         cmocka_unit_test_setup(test_drain, setup),
         cmocka_unit_test_setup(test_commit_order, setup),
         cmocka_unit_test_setup(test_durable_hold, setup),
+        cmocka_unit_test_setup(test_commit_later, setup),
         cmocka_unit_test_setup(test_stream, setup),
         cmocka_unit_test_setup(test_cors, setup),
         cmocka_unit_test_setup(test_max_conns_and_big, setup),

@@ -200,6 +200,9 @@ static void t_failed_sync_is_sticky(void **state)
     cJSON *it = NULL;
     assert_int_equal(store_get(f->s, "ITEM#000003", "META", true, &it), ERR_NOTFOUND);
     assert_int_equal(store_get(f->s, "ITEM#000004", "META", true, &it), ERR_NOTFOUND);
+    /* and the store reports itself unhealthy (/api/ready answers 503) */
+    double ms;
+    assert_int_equal(store_health(f->s, &ms), ERR_IO);
 }
 
 /* Enough writes for several inline checkpoints (at 4,000 WAL frames, made
