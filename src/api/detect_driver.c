@@ -152,9 +152,13 @@ static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     }
     if (!d->pending)
         return;
-    /* Never inside another batch: come back next iteration. */
+    /* Never inside another batch.  An open batch now is the server's,
+     * postponed to gather more requests (app_commit_later): the detector
+     * joins it when it commits, within half a millisecond.  No spinning
+     * meanwhile (the loop would poll without blocking, taking the CPU the
+     * clients need); the poke timer is the safety net. */
     if (store_batch_active(d->s)) {
-        spin(d, true);
+        spin(d, false);
         return;
     }
     double grace = scaled(JOIN_GRACE_S);
