@@ -474,8 +474,11 @@ int backend_stop(struct backend *b)
         ev_timer_stop(b->loop, &b->tail);
     detect_driver_free(b->detector);
     ddb_detector_free(b->ddb_det); /* releases its leases; before store_close */
-    if (b->srv)
-        http_server_free(b->srv); /* reports every open stream to the hub */
+    if (b->srv) {
+        if (b->app)
+            app_set_server(b->app, NULL); /* a sync completing now has no answers to write */
+        http_server_free(b->srv);         /* reports every open stream to the hub */
+    }
     if (b->sse) {
         app_remove_commit_listener(b->app, sse_hub_commit_cb, b->sse);
         app_set_sse_hub(b->app, NULL);
