@@ -655,11 +655,42 @@ static int check_current(struct sq *q, const char *pk, const char *sk,
     return rc;
 }
 
+/* A put that must not replace anything (attribute_not_exists(PK)): the
+ * INSERT itself tells whether a row is there, without reading it first.
+ * *inserted false with 0: a row is there, perhaps an expired one that
+ * counts as absent; the caller decides the general way. */
+static int put_new(struct sq *q, const cJSON *item, size_t size, bool *inserted)
+{
+    const char *pk = str_attr(item, "PK"), *sk = str_attr(item, "SK");
+    uint64_t h = key_hash(pk, sk);
+    int rc;
+    *inserted = false;
+    buf_reset(&q->body);
+    if (canon_write(&q->body, item))
+        return ERR_TOOBIG;
+    bind_item(q->st[ST_INSERT_NEW], item, size, &q->body);
+    rc = run(q, ST_INSERT_NEW);
+    if (rc || sqlite3_changes(q->db) != 1)
+        return rc;
+    *inserted = true;
+    q->op_wrote = true;
+    q->present[h & (PRESENT_SLOTS - 1)] = h;
+    return stream_add(q, KIND_INSERT, pk, sk, q->body.data, q->body.len);
+}
+
 static int do_put(struct sq *q, const cJSON *item, size_t size, const struct store_cond *cond,
                   size_t *bytes)
 {
     size_t old = 0;
     enum prior prior;
+    if (cond && cond->kind == STORE_COND_NOT_EXISTS) {
+        bool inserted;
+        int rc = put_new(q, item, size, &inserted);
+        if (rc || inserted) {
+            *bytes = size;
+            return rc;
+        }
+    }
     int rc = check_current(q, str_attr(item, "PK"), str_attr(item, "SK"), cond, &old, &prior);
     *bytes = old > size ? old : size;
     if (!rc)
