@@ -154,11 +154,8 @@ struct app *app_new(const struct app_config *cfg, struct store *s, char *err, si
     a->metrics = metrics_new(time_now_ms());
     metrics_add_source(a->metrics, app_metrics_source, a);
     a->counters = counters_new();
-    if (!cfg->no_verify_memo) {
-        uint64_t dv;
-        if (store_data_version(s, &dv) == 0)
-            a->memo = verify_memo_new(s);
-    }
+    if (!cfg->no_verify_memo)
+        a->memo = verify_memo_new(s);
 
     a->proxies = geo_proxies_parse(cfg->trust_proxy ? cfg->trust_proxy : APP_DEFAULT_TRUST_PROXY,
                                    err, errlen);
@@ -316,11 +313,6 @@ struct verify_memo *app_verify_memo(struct app *a)
     return a->memo && verify_memo_usable(a->memo) ? a->memo : NULL;
 }
 
-struct verify_memo *app_verify_memo_peek(struct app *a)
-{
-    return a->memo;
-}
-
 struct detect_driver *app_detector(struct app *a)
 {
     return a->detector;
@@ -380,8 +372,6 @@ static void sync_stop(struct app *a)
 void app_set_loop(struct app *a, struct ev_loop *loop)
 {
     sync_stop(a);
-    if (a->loop)
-        ev_timer_stop(a->loop, &a->batch_timer);
     a->loop = loop;
     ev_timer_init(&a->batch_timer, batch_timer_cb, 0., 0.);
     int fd = loop ? store_sync_fd(a->store) : -1;

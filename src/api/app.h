@@ -96,8 +96,6 @@ struct detect_driver *app_detector(struct app *a);
 /* The verify snapshots (api/verify_memo.h), or NULL when this store has
  * none or they cannot be trusted right now (verify_memo_usable). */
 struct verify_memo *app_verify_memo(struct app *a);
-/* The same, without the usability check (metrics, tests). */
-struct verify_memo *app_verify_memo_peek(struct app *a);
 /* The SSE hub behind GET /api/stream (api/sse_hub.h), set by serve; NULL
  * in handler tests (the route then answers 503). */
 void app_set_sse_hub(struct app *a, struct sse_hub *hub);

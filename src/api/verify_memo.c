@@ -35,8 +35,7 @@ struct verify_memo {
     struct store *store;
     struct ent *buckets[NBUCKETS];
     size_t n;
-    bool dv_known;
-    uint64_t dv;
+    struct store_dv_mark dv;
     struct verify_memo_stats st;
 };
 
@@ -150,6 +149,9 @@ static void on_write(void *arg, const char *pk, const char *sk, const struct sto
 
 struct verify_memo *verify_memo_new(struct store *s)
 {
+    uint64_t v;
+    if (store_data_version(s, &v))
+        return NULL; /* written by anyone: nothing could be kept */
     struct verify_memo *m = xcalloc(1, sizeof *m);
     m->store = s;
     if (store_add_watch(s, on_write, m)) {
@@ -170,17 +172,10 @@ void verify_memo_free(struct verify_memo *m)
 
 bool verify_memo_usable(struct verify_memo *m)
 {
-    uint64_t v;
-    if (store_data_version(m->store, &v)) {
+    int moved = store_data_version_moved(m->store, &m->dv);
+    if (moved)
         reset(m);
-        m->dv_known = false;
-        return false;
-    }
-    if (!m->dv_known || v != m->dv)
-        reset(m);
-    m->dv = v;
-    m->dv_known = true;
-    return true;
+    return moved >= 0;
 }
 
 static struct ent *insert(struct verify_memo *m, const char *key, enum ent_kind kind)

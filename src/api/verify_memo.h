@@ -22,7 +22,7 @@
  *     store's data version and forgets everything when it moved.
  *
  * Stores without a data version (DynamoDB, written by anyone) get no
- * memo: verify_memo_usable() says false there.  Entries are bounded
+ * memo (verify_memo_new() says NULL).  Entries are bounded
  * (VERIFY_MEMO_MAX); a full memo is emptied and refilled.
  */
 #ifndef GP_API_VERIFY_MEMO_H
@@ -57,7 +57,8 @@ struct verify_memo_stats {
 
 struct verify_memo;
 
-/* A memo watching s (store_add_watch); NULL when s has no watch left. */
+/* A memo watching s (store_add_watch); NULL when s has no data version
+ * (DynamoDB) or no watch left. */
 struct verify_memo *verify_memo_new(struct store *s);
 void verify_memo_free(struct verify_memo *m);
 

@@ -106,8 +106,7 @@ struct webhook_dispatch {
      * data version get a fresh one per pump. */
     struct pump_cache *pc;
     bool pc_kept;
-    bool dv_known;
-    uint64_t dv;
+    struct store_dv_mark dv;
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -582,11 +581,6 @@ static void pc_clear(struct pump_cache *pc)
     pc->nproducts = 0;
 }
 
-static bool prefixed(const char *s, const char *prefix)
-{
-    return s && strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 /* The store's watch: writes that can change what the cache holds. */
 static void pc_watch(void *arg, const char *pk, const char *sk, const struct store_action *acts,
                      size_t nacts)
@@ -596,11 +590,11 @@ static void pc_watch(void *arg, const char *pk, const char *sk, const struct sto
         pc_clear(d->pc);
         return;
     }
-    if (prefixed(pk, KEY_PFX_BRAND) && prefixed(sk, KEY_PFX_WEBHOOK)) {
+    if (key_after(pk, KEY_PFX_BRAND) && key_after(sk, KEY_PFX_WEBHOOK)) {
         d->pc->nbrands = 0;
         return;
     }
-    if (prefixed(pk, KEY_PFX_PRODUCT) && sk && !strcmp(sk, KEY_SK_META)) {
+    if (key_after(pk, KEY_PFX_PRODUCT) && sk && !strcmp(sk, KEY_SK_META)) {
         /* the counter folding of scans does not move a product */
         bool counters = acts && nacts;
         for (size_t i = 0; counters && i < nacts; i++)
@@ -610,20 +604,11 @@ static void pc_watch(void *arg, const char *pk, const char *sk, const struct sto
     }
 }
 
-/* The cache for the next pump: kept when nobody else can have written. */
-static struct pump_cache *pc_for_pump(struct webhook_dispatch *d)
+/* Before a pump: the cache stays only when nobody else can have written. */
+static void pc_refresh(struct webhook_dispatch *d)
 {
-    uint64_t v;
-    if (!d->pc_kept || store_data_version(d->store, &v)) {
+    if (!d->pc_kept || store_data_version_moved(d->store, &d->dv) != 0)
         pc_clear(d->pc);
-        d->dv_known = false;
-        return d->pc;
-    }
-    if (!d->dv_known || v != d->dv)
-        pc_clear(d->pc);
-    d->dv = v;
-    d->dv_known = true;
-    return d->pc;
 }
 
 static int brand_hooks(struct webhook_dispatch *d, struct pump_cache *pc, const char *brand,
@@ -898,7 +883,8 @@ static const struct stream_filter deliverable = {
 /* Reads the stream and writes deliveries, within the step budget. */
 static int pump(struct webhook_dispatch *d)
 {
-    struct pump_cache *pc = pc_for_pump(d);
+    pc_refresh(d);
+    struct pump_cache *pc = d->pc;
     struct pending_new *p = xcalloc(1, sizeof *p);
     struct buf body = BUF_INIT(WEBHOOK_DISPATCH_PAYLOAD_MAX);
     int64_t t0 = time_mono_ms();

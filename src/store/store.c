@@ -1182,6 +1182,20 @@ uint64_t store_sync_poll(struct store *s, int *err)
     return s->ops->sync_poll(s, err);
 }
 
+int store_data_version_moved(struct store *s, struct store_dv_mark *m)
+{
+    uint64_t v;
+    int rc = store_data_version(s, &v);
+    if (rc) {
+        m->known = false;
+        return rc;
+    }
+    bool moved = !m->known || v != m->v;
+    m->known = true;
+    m->v = v;
+    return moved ? 1 : 0;
+}
+
 void store_set_bulk(struct store *s, bool bulk)
 {
     if (s && s->ops->set_bulk)

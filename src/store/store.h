@@ -408,6 +408,17 @@ int store_stream_head(struct store *s, uint64_t *seq);
  * know whether someone else may have written meanwhile.  ERR_INVALID for
  * drivers without it (DynamoDB). */
 int store_data_version(struct store *s, uint64_t *v);
+/* A caller's last look at the data version (store_data_version_moved). */
+struct store_dv_mark {
+    bool known;
+    uint64_t v;
+};
+/* For in-process copies of stored items: 1 when another connection may
+ * have committed since the mark's last look (always on the first look),
+ * 0 when not, a negative ERR_* when the store cannot tell (no data
+ * version: DynamoDB; the mark is then forgotten).  Copies go on 1 and
+ * cannot be kept on an error. */
+int store_data_version_moved(struct store *s, struct store_dv_mark *m);
 /* A hint from a writer that many writes follow in a row (a stream reader
  * catching up) or no longer do: the driver may trade commit latency for
  * throughput while it holds.  SQLite: the WAL is checkpointed every
