@@ -126,7 +126,7 @@ struct http_server {
         uint64_t ticket;
         struct http_conn *list;
     } * held;
-    size_t nheld, held_cap, held_conns;
+    size_t nheld, held_cap;
     /* Answers written lately whose keep-alive clients have not asked
      * again yet (http_server_expected): each written answer adds one,
      * each new request takes one; forgotten after EXPECT_TTL_S. */
@@ -802,7 +802,6 @@ static void conn_free(struct http_conn *c)
             for (struct http_conn **pp = &s->held[g].list; *pp; pp = &(*pp)->pend_next) {
                 if (*pp == c) {
                     *pp = c->pend_next;
-                    s->held_conns--;
                     goto unlinked;
                 }
             }
@@ -971,10 +970,8 @@ static void hold(struct http_server *s, struct http_conn *list, uint64_t ticket)
         s->held_cap = s->held_cap ? s->held_cap * 2 : 8;
         s->held = xrealloc(s->held, s->held_cap * sizeof *s->held);
     }
-    for (struct http_conn *c = list; c; c = c->pend_next) {
+    for (struct http_conn *c = list; c; c = c->pend_next)
         c->held = true;
-        s->held_conns++;
-    }
     s->held[s->nheld].ticket = ticket;
     s->held[s->nheld].list = list;
     s->nheld++;
@@ -987,23 +984,21 @@ void http_server_durable(struct http_server *s, uint64_t durable, bool failed)
         n++;
     if (n == 0)
         return;
-    /* take the groups off first: writing may free nothing (reaping waits
-     * for prepare), but keep the array consistent anyway */
-    struct held_group *g = xmalloc(n * sizeof *g);
-    memcpy(g, s->held, n * sizeof *g);
+    /* Writing frees no connection (reaping waits for the prepare phase)
+     * and holds nothing new: the groups can be released in place. */
+    for (size_t i = 0; i < n; i++)
+        release(s->held[i].list, s->held[i].ticket > durable);
     memmove(s->held, s->held + n, (s->nheld - n) * sizeof *s->held);
     s->nheld -= n;
-    for (size_t i = 0; i < n; i++) {
-        for (struct http_conn *c = g[i].list; c; c = c->pend_next)
-            s->held_conns--;
-        release(g[i].list, g[i].ticket > durable);
-    }
-    free(g);
 }
 
 size_t http_server_held_count(const struct http_server *s)
 {
-    return s->held_conns;
+    size_t n = 0;
+    for (size_t g = 0; g < s->nheld; g++)
+        for (const struct http_conn *c = s->held[g].list; c; c = c->pend_next)
+            n++;
+    return n;
 }
 
 size_t http_server_expected(struct http_server *s)
