@@ -509,7 +509,7 @@ static const char *str_attr(const cJSON *item, const char *name)
 }
 
 /* What a writer knows about the row it is about to write. */
-enum prior { PRIOR_UNKNOWN, PRIOR_ABSENT, PRIOR_PRESENT };
+enum prior { PRIOR_UNKNOWN, PRIOR_ABSENT, PRIOR_PRESENT, PRIOR_INSERT_ONLY };
 
 static void bind_item(sqlite3_stmt *st, const cJSON *item, size_t size, const struct buf *body)
 {
@@ -540,6 +540,9 @@ static void bind_item(sqlite3_stmt *st, const cJSON *item, size_t size, const st
  * is an expired one, so the write is an INSERT), PRIOR_PRESENT, or
  * PRIOR_UNKNOWN (a blind put: an expired row not yet purged counts as
  * existing, as it does in DynamoDB until TTL deletes it).
+ * PRIOR_INSERT_ONLY: the caller read nothing and wants the item only if
+ * no row is there; when one is (perhaps an expired one, which counts as
+ * absent), nothing is written and ERR_CONDITION tells the caller to look.
  */
 static uint64_t key_hash(const char *pk, const char *sk)
 {
@@ -597,6 +600,8 @@ static int item_write(struct sq *q, const cJSON *item, size_t size, enum prior p
         rc = run(q, ST_INSERT_NEW);
         inserted = !rc && sqlite3_changes(q->db) == 1;
     }
+    if (!rc && !done && !inserted && prior == PRIOR_INSERT_ONLY)
+        return ERR_CONDITION;
     if (!rc && !done && !inserted) {
         bind_item(q->st[ST_REPLACE], item, size, &q->body);
         rc = run(q, ST_REPLACE);
@@ -655,38 +660,17 @@ static int check_current(struct sq *q, const char *pk, const char *sk,
     return rc;
 }
 
-/* A put that must not replace anything (attribute_not_exists(PK)): the
- * INSERT itself tells whether a row is there, without reading it first.
- * *inserted false with 0: a row is there, perhaps an expired one that
- * counts as absent; the caller decides the general way. */
-static int put_new(struct sq *q, const cJSON *item, size_t size, bool *inserted)
-{
-    const char *pk = str_attr(item, "PK"), *sk = str_attr(item, "SK");
-    uint64_t h = key_hash(pk, sk);
-    int rc;
-    *inserted = false;
-    buf_reset(&q->body);
-    if (canon_write(&q->body, item))
-        return ERR_TOOBIG;
-    bind_item(q->st[ST_INSERT_NEW], item, size, &q->body);
-    rc = run(q, ST_INSERT_NEW);
-    if (rc || sqlite3_changes(q->db) != 1)
-        return rc;
-    *inserted = true;
-    q->op_wrote = true;
-    q->present[h & (PRESENT_SLOTS - 1)] = h;
-    return stream_add(q, KIND_INSERT, pk, sk, q->body.data, q->body.len);
-}
-
 static int do_put(struct sq *q, const cJSON *item, size_t size, const struct store_cond *cond,
                   size_t *bytes)
 {
     size_t old = 0;
     enum prior prior;
+    /* attribute_not_exists(PK): the INSERT itself tells whether a row is
+     * there, without a read first; only when one is does the general way
+     * below look at it */
     if (cond && cond->kind == STORE_COND_NOT_EXISTS) {
-        bool inserted;
-        int rc = put_new(q, item, size, &inserted);
-        if (rc || inserted) {
+        int rc = item_write(q, item, size, PRIOR_INSERT_ONLY);
+        if (rc != ERR_CONDITION) {
             *bytes = size;
             return rc;
         }
@@ -1487,7 +1471,7 @@ static void sq_close(struct store *s)
         sqlite_sync_stop(q->sync);
         q->sync = NULL;
         if (q->db)
-            sqlite3_exec(q->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+            run(q, ST_SYNC_FULL);
     }
     if (q->db)
         read_release(q);
