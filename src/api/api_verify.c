@@ -277,9 +277,7 @@ static int count_scan(struct api_req *r, struct verify_state *v, const struct ve
         /* DynamoDB: the detector folds both counters from the stream. */
         *scans = snap->scan_count + 1;
     } else {
-        /* the stored count, read before this request's add is folded */
-        double stored = snap->scan_count;
-        *scans = stored + api_counter_add(r, pk, KEY_SK_META, "scanCount", 1);
+        *scans = snap->scan_count + api_counter_add(r, pk, KEY_SK_META, "scanCount", 1);
         if (key_brand_pk(&bpk, snap->brand_id))
             api_counter_add(r, bpk.s, KEY_SK_STATS, "scanCount", 1);
     }
