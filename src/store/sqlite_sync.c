@@ -221,6 +221,7 @@ void sqlite_sync_get_stats(struct sqlite_sync *y, struct sqlite_sync_stats *out)
     pthread_mutex_unlock(&y->mu);
 }
 
+#ifdef UNITTEST
 void sqlite_sync_test_delay(struct sqlite_sync *y, unsigned usec)
 {
     pthread_mutex_lock(&y->mu);
@@ -234,3 +235,4 @@ void sqlite_sync_test_fail(struct sqlite_sync *y, int err)
     y->fail_errno = err;
     pthread_mutex_unlock(&y->mu);
 }
+#endif

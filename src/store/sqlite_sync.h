@@ -61,9 +61,11 @@ struct sqlite_sync_stats {
 };
 void sqlite_sync_get_stats(struct sqlite_sync *y, struct sqlite_sync_stats *out);
 
-/* Tests: a delay before each fdatasync (microseconds), and a forced
- * failure of the next syncs (errno value, 0 to stop). */
+#ifdef UNITTEST
+/* Test builds only: a delay before each fdatasync (microseconds), and a
+ * forced failure of the next syncs (errno value, 0 to stop). */
 void sqlite_sync_test_delay(struct sqlite_sync *y, unsigned usec);
 void sqlite_sync_test_fail(struct sqlite_sync *y, int err);
+#endif
 
 #endif
