@@ -581,6 +581,34 @@ out:
     api_req_finish(&r);
 }
 
+/*
+ * Detection carried past the commit.  With deferred sync the loop waits
+ * for the disk after each commit: its clients all wait for their answers,
+ * so nothing else is there to do.  The detector's run on what the commit
+ * just wrote fills that wait: it opens the next batch, runs the detector
+ * in it (a sub-batch, as when joining) and leaves it open, so its alerts,
+ * ops-log entries and checkpoint ride in the next group commit, with the
+ * requests that come once the answers are out, or alone when none come
+ * (http_server_touch: the server commits it under commit_later's rules).
+ * Records become visible to the detector at COMMIT, before their sync;
+ * whatever the detector writes comes later in the WAL, so it can never
+ * be durable while they are not.
+ */
+static void carry_detection(struct app *a)
+{
+    if (store_batch_active(a->store) || store_batch_begin(a->store))
+        return;
+    a->batch_start_us = time_mono_us();
+    if (detect_driver_join(a->detector, true) > 0) {
+        http_server_touch(a->srv);
+        return;
+    }
+    /* Nothing was written: an empty commit (an abort would tell the
+     * write watchers that items may have changed). */
+    if (store_batch_commit(a->store))
+        store_batch_abort(a->store);
+}
+
 int app_commit(void *arg)
 {
     struct app *a = arg;
@@ -592,8 +620,11 @@ int app_commit(void *arg)
         rc = counters_flush(a->counters, a->store);
     else
         counters_clear(a->counters);
-    if (!rc && a->detector && store_batch_active(a->store))
-        detect_driver_join(a->detector);
+    /* With deferred sync the detector runs after the commit instead
+     * (carry_detection); otherwise it rides in this commit. */
+    bool carry = a->sync_on && a->srv;
+    if (!rc && a->detector && !carry && store_batch_active(a->store))
+        (void)detect_driver_join(a->detector, false);
     if (store_batch_active(a->store)) {
         if (rc)
             store_batch_abort(a->store);
@@ -602,7 +633,10 @@ int app_commit(void *arg)
     }
     if (rc)
         log_msg(LOG_ERROR, NULL, "group commit of %zu requests failed: %s", n, err_str(rc));
-    metrics_commit(a->metrics, n, rc != 0);
+    if (n || rc) /* a commit of carried detector work alone is no group commit */
+        metrics_commit(a->metrics, n, rc != 0);
+    if (!rc && carry && a->detector && store_sync_pending(a->store))
+        carry_detection(a);
     return rc;
 }
 

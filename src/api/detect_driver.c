@@ -53,6 +53,7 @@ struct detect_driver {
     ev_timer grace;         /* wakes the loop when JOIN_GRACE has passed */
     int64_t last_join_us;   /* monotonic time of the last joined run */
     uint64_t joins;         /* runs inside the server's group commit */
+    uint64_t carried;       /* of which carried past a commit (detect_driver_join) */
     uint64_t replayed;      /* DLQ records replayed through the API */
     uint64_t replay_failed; /* DLQ replays refused */
     int last_rc;            /* last error reported, to log a change once */
@@ -92,7 +93,7 @@ static void arm_retry(struct detect_driver *d)
 
 /* Runs detector batches until the detector is idle or fails, or the
  * time budget is spent; *more tells the last case (work may remain). */
-static int run_batches(struct detect_driver *d, bool *more)
+static int run_batches(struct detect_driver *d, bool *more, size_t *seen)
 {
     int64_t t0 = time_mono_us();
     size_t n = 0;
@@ -101,6 +102,8 @@ static int run_batches(struct detect_driver *d, bool *more)
     *more = false;
     for (;;) {
         rc = detector_run_once(d->det, &n);
+        if (seen)
+            *seen += n;
         if (rc || n == 0)
             return rc;
         if ((double)(time_mono_us() - t0) >= d->budget_us) {
@@ -172,7 +175,7 @@ static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
         }
         return;
     }
-    rc = run_batches(d, &more);
+    rc = run_batches(d, &more, NULL);
     if (more || (rc == ERR_CONFLICT && store_batch_active(d->s))) {
         spin(d, true); /* more may remain: let HTTP run, then continue */
         return;
@@ -182,19 +185,27 @@ static void prep_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     spin(d, false);
 }
 
-void detect_driver_join(struct detect_driver *d)
+size_t detect_driver_join(struct detect_driver *d, bool carried)
 {
+    size_t seen = 0;
     bool more;
     int rc;
 
+    if (carried)
+        d->pending = true;
     if (!d->pending || ev_is_active(&d->retry) || store_subbatch_enter(d->s))
-        return;
-    rc = run_batches(d, &more);
+        return 0;
+    rc = run_batches(d, &more, &seen);
     store_subbatch_leave(d->s);
+    if (carried && !rc && !more)
+        d->pending = false; /* the commit looked at is done with */
+    if (carried && seen)
+        d->carried++;
     d->joined = true;
     d->joins++;
     d->last_join_us = time_mono_us();
     note_result(d, rc);
+    return seen;
 }
 
 static void grace_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -270,6 +281,9 @@ static int render_metrics(void *arg, struct store *s, struct buf *out)
     counter(out, "errors_total", "Failed batch attempts.", st.errors);
     counter(out, "joined_runs_total",
             "Runs made inside the server's group commit (one commit for both).", d->joins);
+    counter(out, "carried_runs_total",
+            "Joined runs made while the previous commit synced, riding in the next commit.",
+            d->carried);
     counter(out, "bisections_total", "Failing batches split in two.", st.bisections);
     counter(out, "state_flushes_total",
             "Batches that wrote every deferred window state (and the states mark).",

@@ -57,9 +57,12 @@ void detect_driver_free(struct detect_driver *d);
  * commit then fails, the detector's checkpoint goes back with it and the
  * records are processed again.  The loop's own detector run is skipped in
  * an iteration that joined (the next one catches up if the server goes
- * quiet).
+ * quiet).  With carried set the batch was just opened after a commit,
+ * for the records that commit added (their commit callback comes only
+ * once they are synced): the detector looks even if it was not told of
+ * new records yet.  Returns the records looked at (0: nothing written).
  */
-void detect_driver_join(struct detect_driver *d);
+size_t detect_driver_join(struct detect_driver *d, bool carried);
 
 /* The detector (stats, tests). */
 struct detector *detect_driver_detector(struct detect_driver *d);

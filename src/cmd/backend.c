@@ -465,8 +465,11 @@ int backend_stop(struct backend *b)
 
     if (!b)
         return 0;
-    /* anything a handler wrote after the last commit (none normally) */
-    if (b->app && b->store && store_batch_active(b->store))
+    /* Anything written after the last commit: a handler's writes (none
+     * normally) or detection carried past it (app.c), which may carry
+     * once more for its own records; a batch still open after that holds
+     * only a checkpoint move, redone at the next start. */
+    for (int i = 0; i < 4 && !rc && b->app && b->store && store_batch_active(b->store); i++)
         rc = app_commit(b->app);
     if (b->maint_on)
         ev_timer_stop(b->loop, &b->maint);

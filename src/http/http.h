@@ -186,6 +186,10 @@ size_t http_server_held_count(const struct http_server *s);
  * have not sent their next request yet: requests likely to come at once
  * (http_handler.commit_later's hint for a busy server). */
 size_t http_server_expected(struct http_server *s);
+/* The handler left writes open for the next commit outside any request
+ * (work carried past a commit): the server commits them under the usual
+ * rules (http_handler.commit_later), as if a request had been handled. */
+void http_server_touch(struct http_server *s);
 
 /* Streaming connections: queues bytes and tries to write them at once.
  * ERR_TOOBIG when the connection's unsent output would exceed

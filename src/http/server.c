@@ -1008,6 +1008,11 @@ size_t http_server_expected(struct http_server *s)
     return s->expect;
 }
 
+void http_server_touch(struct http_server *s)
+{
+    s->handled = true;
+}
+
 static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     (void)revents;

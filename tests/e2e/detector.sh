@@ -240,6 +240,9 @@ check "metrics: one replay" 'grep -qx "genuproof_detector_dlq_replayed_total 1" 
 # waiting now, and the verifies went through the memo
 check "metrics: WAL synced by the sync thread" '[ "$(awk "/^genuproof_store_wal_syncs_total /{print \$2}" <<<"$BODY")" -gt 0 ]'
 check "metrics: no answer held at rest" 'grep -qx "genuproof_http_held_responses 0" <<<"$BODY"'
+# every scenario above waited for its alerts after its last request: the
+# detector's run carried past a commit (app.c) was committed alone, too
+check "metrics: detection carried past commits" '[ "$(awk "/^genuproof_detector_carried_runs_total /{print \$2}" <<<"$BODY")" -gt 0 ]'
 check "metrics: verify memo hits" '[ "$(awk "/^genuproof_verify_memo_lookups_total{result=\"hit\"} /{print \$2}" <<<"$BODY")" -gt 0 ]'
 
 # ---- --no-detector, then catch-up at the next start ----
