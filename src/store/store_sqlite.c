@@ -23,6 +23,7 @@
 #include "store/store_sqlite.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,23 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS checkpoints(reader TEXT PRIMARY KEY, seq INTEGER NOT NULL, "
     "  updated INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1');";
+
+/*
+ * Process-wide SQLite settings, made once before SQLite initializes (the
+ * first open):
+ *   - no memory statistics: with them every allocation SQLite makes
+ *     takes a global mutex to count it, and nothing here reads the
+ *     counts (sqlite3_memory_used, soft heap limits);
+ *   - the page-cache wrapper that skips commit-time cache walks
+ *     (sqlite_pcache.h).
+ */
+static pthread_once_t sqlite_once = PTHREAD_ONCE_INIT;
+
+static void sqlite_setup(void)
+{
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    (void)sqlite_pcache_install();
+}
 
 /* Commits whose durability may be outstanding at once (more wait). */
 #define SYNC_RING 4096
@@ -1614,8 +1632,7 @@ struct store *store_open_sqlite(const struct store_options *o, char *err, size_t
     store_base_init(&q->base, &sqlite_ops, o);
     buf_init(&q->body, BODY_MAX);
     q->keys_only = o->stream_keys_only;
-    /* Before SQLite initializes: skips commit-time cache walks (see there). */
-    (void)sqlite_pcache_install();
+    pthread_once(&sqlite_once, sqlite_setup);
     rc = sqlite3_open_v2(o->path, &q->db,
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
