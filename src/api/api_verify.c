@@ -14,10 +14,13 @@
  * alerts from the change stream, once per window.
  * The work per request is bounded: with the in-process detector keeping
  * up, both figures come from its per-product window state (one small
- * item); otherwise the geographic check reads at most VERIFY_GEO_LIMIT
- * scans of the last 24 h and the burst check counts at most
- * VERIFY_BURST_LIMIT scans of the last hour, whatever the product's
- * history.  The current scan is added explicitly ([D28]).
+ * item).  Otherwise they come from the same kind of window (detect/
+ * state.h) built by one walk of at most VERIFY_GEO_LIMIT scans of the
+ * last 24 h, the newest, whatever the product's history; the verify memo
+ * keeps that window and each verify adds its own scan to it, so the next
+ * scans of the product read nothing (a scan written any other way, or
+ * by another process, makes the memo walk again).  The current scan is
+ * added explicitly ([D28]).
  */
 #include "api/api_verify.h"
 
@@ -70,55 +73,55 @@ static void to_fixed1(double x, char out[64])
         snprintf(out, 64, "%.1f", x);
 }
 
-/* A country that counts for the geographic check (API.md §5 Reimpl). */
-static bool country_known(const char *c)
-{
-    return c && *c && strcmp(c, "Unknown") != 0 && strcmp(c, "Local") != 0;
-}
-
-/* The distinct known countries seen so far (geo_countries' visitor). */
-struct geo_set {
-    char *seen[VERIFY_GEO_LIMIT + 1];
+/* The product's scans of the last 24 h, newest first (at most
+ * VERIFY_GEO_LIMIT), as the store's visitor hands them over: each scan's
+ * key (its time) and country, without building the items. */
+struct scan_walk {
+    struct {
+        int64_t ms;
+        char country[DET_COUNTRY_MAX + 1];
+    } s[VERIFY_GEO_LIMIT];
     size_t n;
 };
 
-static void geo_add(struct geo_set *g, const char *c, size_t len)
+static void walk_visit(void *arg, const char *sk, const char *value, size_t len)
 {
-    size_t j;
-    if (!c || !len || (len == 7 && memcmp(c, "Unknown", 7) == 0) ||
-        (len == 5 && memcmp(c, "Local", 5) == 0) || memchr(c, '\0', len))
+    struct scan_walk *w = arg;
+    char ts[25];
+    int64_t ms;
+    if (w->n >= VERIFY_GEO_LIMIT || key_parse_scan_sk(sk, ts) || time_parse_iso(ts, &ms))
         return;
-    for (j = 0; j < g->n; j++)
-        if (strlen(g->seen[j]) == len && memcmp(g->seen[j], c, len) == 0)
-            return;
-    if (g->n < VERIFY_GEO_LIMIT + 1) {
-        g->seen[g->n] = xmalloc(len + 1);
-        memcpy(g->seen[g->n], c, len);
-        g->seen[g->n][len] = '\0';
-        g->n++;
+    w->s[w->n].ms = ms;
+    /* a country too long to be known counts as none (det_country_known) */
+    if (value && len <= DET_COUNTRY_MAX && !memchr(value, '\0', len)) {
+        memcpy(w->s[w->n].country, value, len);
+        w->s[w->n].country[len] = '\0';
+    } else {
+        w->s[w->n].country[0] = '\0';
     }
+    w->n++;
 }
 
-static void geo_visit(void *arg, const char *value, size_t len)
-{
-    geo_add(arg, value, len);
-}
-
-/* Distinct known countries among the product's scans of the last 24 h,
- * this request's country included.  The store hands over each scan's
- * country without building the items (store_query's visitor). */
-static int geo_countries(struct api_req *r, const char *pk, size_t *n)
+/*
+ * The product's scan window (detect/state.h) from its scans of the last
+ * 24 h: at most VERIFY_GEO_LIMIT of them, the newest, replayed oldest
+ * first, which gives the newest scan times (the burst figure) and the
+ * countries' last-seen times (the geographic one).
+ */
+static int walk_window(struct api_req *r, const char *pk, struct det_state *st)
 {
     char from[ISO_LEN + 1];
     struct key lo, hi;
     struct store_result res = {0};
-    struct geo_set g = {.n = 0};
+    struct scan_walk *w = xcalloc(1, sizeof *w);
     int rc;
 
-    *n = 0;
+    det_state_init(st);
     time_iso(r->now_ms - TIME_DAY_MS, from);
-    if (!key_scan_lo(&lo, from) || !key_scan_hi(&hi, r->now_iso))
+    if (!key_scan_lo(&lo, from) || !key_scan_hi(&hi, r->now_iso)) {
+        free(w);
         return ERR_INVALID;
+    }
     struct store_query q = {.index = STORE_INDEX_TABLE,
                             .pk = pk,
                             .sk_op = STORE_SK_BETWEEN,
@@ -128,45 +131,27 @@ static int geo_countries(struct api_req *r, const char *pk, size_t *n)
                             .forward = false,
                             .consistent = true,
                             .visit_attr = "country",
-                            .visit = geo_visit,
-                            .visit_arg = &g};
-    if (country_known(r->country))
-        geo_add(&g, r->country, strlen(r->country));
+                            .visit = walk_visit,
+                            .visit_arg = w};
     rc = store_query(api_store(r), &q, &res);
-    if (!rc)
-        *n = g.n;
-    for (size_t i = 0; i < g.n; i++)
-        free(g.seen[i]);
     store_result_free(&res);
+    for (size_t i = w->n; !rc && i > 0; i--)
+        det_state_add_scan(st, w->s[i - 1].ms, w->s[i - 1].country);
+    free(w);
     return rc;
 }
 
-/* Scans of the last hour before this one (at most VERIFY_BURST_LIMIT). */
-static int burst_count(struct api_req *r, const char *pk, int *n)
+/* The figures of a window for this request: scans of the last hour
+ * before this one, and the known countries of the last 24 h with this
+ * request's included. */
+static void window_figures(struct api_req *r, const struct det_state *win, size_t *countries,
+                           int *recent)
 {
-    char from[ISO_LEN + 1];
-    struct key lo, hi;
-    struct store_result res = {0};
-    int rc;
-
-    *n = 0;
-    time_iso(r->now_ms - TIME_HOUR_MS, from);
-    if (!key_scan_lo(&lo, from) || !key_scan_hi(&hi, r->now_iso))
-        return ERR_INVALID;
-    struct store_query q = {.index = STORE_INDEX_TABLE,
-                            .pk = pk,
-                            .sk_op = STORE_SK_BETWEEN,
-                            .sk = lo.s,
-                            .sk2 = hi.s,
-                            .limit = VERIFY_BURST_LIMIT,
-                            .forward = false,
-                            .count_only = true,
-                            .consistent = true};
-    rc = store_query(api_store(r), &q, &res);
-    if (rc == 0)
-        *n = res.count;
-    store_result_free(&res);
-    return rc;
+    struct det_state st = *win;
+    const char *names[DET_COUNTRIES_MAX];
+    *recent = (int)det_state_scans_between(&st, r->now_ms - TIME_HOUR_MS, r->now_ms);
+    det_state_add_scan(&st, r->now_ms, r->country[0] ? r->country : "Unknown");
+    *countries = det_state_countries_between(&st, r->now_ms - TIME_DAY_MS, r->now_ms, names);
 }
 
 /*
@@ -177,7 +162,8 @@ static int burst_count(struct api_req *r, const char *pk, int *n)
  * records behind the head): the state then misses at most the scans
  * committed since the detector's last batch, a few milliseconds of
  * traffic.  Returns false when the state cannot be used (no detector,
- * lagging, read error); the caller then queries the scans.
+ * lagging, read error); the caller then uses the memo's window or walks
+ * the scans.
  */
 static bool from_detector_state(struct api_req *r, const char *pk, size_t *countries, int *recent)
 {
@@ -186,7 +172,6 @@ static bool from_detector_state(struct api_req *r, const char *pk, size_t *count
     struct det_state st;
     uint64_t head = 0;
     cJSON *item = NULL;
-    const char *names[DET_COUNTRIES_MAX];
 
     if (!dd || store_stream_head(api_store(r), &head))
         return false;
@@ -205,9 +190,7 @@ static bool from_detector_state(struct api_req *r, const char *pk, size_t *count
             det_state_from_item(&st, item);
         cJSON_Delete(item);
     }
-    *recent = (int)det_state_scans_between(&st, r->now_ms - TIME_HOUR_MS, r->now_ms);
-    det_state_add_scan(&st, r->now_ms, r->country[0] ? r->country : "Unknown");
-    *countries = det_state_countries_between(&st, r->now_ms - TIME_DAY_MS, r->now_ms, names);
+    window_figures(r, &st, countries, recent);
     return true;
 }
 
@@ -254,9 +237,10 @@ static int put_scan(struct api_req *r, const struct verify_snap *snap, bool auth
 /* The counted-scan part of §5 step 7: anomaly reads, the scan write, the
  * counters (unless the detector keeps them), and the geographic/burst/
  * velocity warnings.  *scans is the post-increment scanCount. */
-static int count_scan(struct api_req *r, struct verify_state *v, const struct verify_snap *snap,
+static int count_scan(struct api_req *r, struct verify_state *v, struct verify_snap *snap,
                       bool authentic, double *scans)
 {
+    struct verify_memo *memo = app_verify_memo(r->app);
     const char *pk = snap->pk;
     const char *created = snap->created_at;
     struct key bpk;
@@ -265,14 +249,29 @@ static int count_scan(struct api_req *r, struct verify_state *v, const struct ve
 
     rc = 0;
     if (!from_detector_state(r, pk, &countries, &recent)) {
-        rc = geo_countries(r, pk, &countries);
-        if (!rc)
-            rc = burst_count(r, pk, &recent);
+        /* The memo's window (kept by the scans below) or a walk, which
+         * the memo keeps for the next scans. */
+        if (!snap->win) {
+            struct det_state st;
+            rc = walk_window(r, pk, &st);
+            if (!rc && memo)
+                verify_memo_window_set(snap, &st);
+            if (!rc)
+                window_figures(r, &st, &countries, &recent);
+        } else {
+            window_figures(r, snap->win, &countries, &recent);
+        }
     }
-    if (!rc)
+    if (!rc) {
+        if (memo)
+            verify_memo_expect_scan(memo, pk);
         rc = put_scan(r, snap, authentic);
+        if (memo)
+            verify_memo_expect_scan(memo, NULL);
+    }
     if (rc)
         return rc;
+    verify_memo_window_add(snap, r->now_ms, r->country[0] ? r->country : "Unknown");
     if (store_counters_by_detector(api_store(r))) {
         /* DynamoDB: the detector folds both counters from the stream. */
         *scans = snap->scan_count + 1;

@@ -6,10 +6,10 @@
 
 #include "api/api.h"
 
-/* Burst window count query limit and geographic window scan limit: the
- * work of one verify never grows with the product's scan history. */
-#define VERIFY_BURST_LIMIT 11
-#define VERIFY_GEO_LIMIT   200
+/* Scans of the last 24 h a walk of a product's scans reads at most (its
+ * newest): the work of one verify never grows with the product's scan
+ * history. */
+#define VERIFY_GEO_LIMIT 200
 /* Stream records the in-process detector may be behind for verify to use
  * its per-product window state instead of querying the scans. */
 #define VERIFY_STATE_MAX_LAG 5000

@@ -529,9 +529,10 @@ struct id_list {
 };
 
 /* store_query visitor: collects valid brand ids (bounded). */
-static void collect_brand(void *arg, const char *value, size_t len)
+static void collect_brand(void *arg, const char *sk, const char *value, size_t len)
 {
     struct id_list *l = arg;
+    (void)sk;
     if (!value || len == 0 || len > BRAND_ID_MAX || l->n >= SSE_POLL_BRANDS_MAX)
         return;
     memcpy(l->ids[l->n], value, len);

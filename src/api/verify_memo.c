@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/keys.h"
+#include "detect/state.h"
 #include "store/store.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
@@ -37,6 +38,7 @@ struct verify_memo {
     size_t n;
     struct store_dv_mark dv;
     struct verify_memo_stats st;
+    char expect[KEY_MAX + 1]; /* pk of the scan verify is writing ("" none) */
 };
 
 struct verify_snap *verify_snap_new(void)
@@ -64,6 +66,7 @@ void verify_snap_unref(struct verify_snap *s)
     free(s->product_json);
     free(s->events_json);
     cJSON_Delete(s->claim);
+    free(s->win);
     free(s);
 }
 
@@ -132,9 +135,23 @@ static void on_write(void *arg, const char *pk, const char *sk, const struct sto
         reset(m);
         return;
     }
-    /* The writes every counted scan makes, none of which an entry reads. */
-    if (strncmp(sk, KEY_PFX_SCAN, sizeof(KEY_PFX_SCAN) - 1) == 0 ||
-        strcmp(sk, KEY_SK_DETSTATE) == 0 || m->n == 0)
+    if (strncmp(sk, KEY_PFX_SCAN, sizeof(KEY_PFX_SCAN) - 1) == 0) {
+        /* verify's own scan joins the window; any other leaves it
+         * incomplete */
+        if (m->expect[0] && strcmp(pk, m->expect) == 0) {
+            m->expect[0] = '\0';
+        } else if (m->n) {
+            struct ent *e = *slot_of(m, pk, hash_str(pk));
+            if (e && e->kind == ENT_SNAP && e->snap->win) {
+                free(e->snap->win);
+                e->snap->win = NULL;
+            }
+        }
+        return;
+    }
+    /* The other writes every counted scan makes, none of which an entry
+     * reads. */
+    if (strcmp(sk, KEY_SK_DETSTATE) == 0 || m->n == 0)
         return;
     struct ent **p = slot_of(m, pk, hash_str(pk));
     if (!*p)
@@ -246,4 +263,25 @@ void verify_memo_get_stats(const struct verify_memo *m, struct verify_memo_stats
 {
     *out = m->st;
     out->entries = m->n;
+}
+
+void verify_memo_window_set(struct verify_snap *snap, const struct det_state *st)
+{
+    if (!snap->win)
+        snap->win = xmalloc(sizeof *snap->win);
+    *snap->win = *st;
+}
+
+void verify_memo_expect_scan(struct verify_memo *m, const char *pk)
+{
+    if (!pk || strlen(pk) >= sizeof m->expect)
+        m->expect[0] = '\0';
+    else
+        memcpy(m->expect, pk, strlen(pk) + 1);
+}
+
+void verify_memo_window_add(struct verify_snap *snap, int64_t ts_ms, const char *country)
+{
+    if (snap->win)
+        det_state_add_scan(snap->win, ts_ms, country);
 }

@@ -16,6 +16,11 @@
  *     cannot change them: scan items, the detector's window state, and
  *     the scanCount ADDs of the counter folding, which it applies to its
  *     copy of the count instead;
+ *   - the scan window (the product's newest scan times and countries,
+ *     for verify's geographic and burst figures): verify announces each
+ *     scan it writes (verify_memo_expect_scan) and adds it to the window
+ *     itself; a scan item written any other way makes the window unknown
+ *     until the next walk of the product's scans;
  *   - rollbacks (a batch that failed or was aborted, a purge): the memo
  *     forgets everything;
  *   - other processes' commits: before each use the memo compares the
@@ -30,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -48,6 +54,10 @@ struct verify_snap {
     char *product_json; /* the response's "product" value */
     char *events_json;  /* the response's "events" value */
     cJSON *claim;       /* the CLAIM item, NULL when unclaimed */
+    /* The product's scan window (detect/state.h: newest scan times and
+     * countries' last-seen times) when every scan since it was built is
+     * in it, else NULL (verify_memo_window_*). */
+    struct det_state *win;
 };
 
 struct verify_memo_stats {
@@ -56,6 +66,7 @@ struct verify_memo_stats {
 };
 
 struct verify_memo;
+struct det_state;
 
 /* A memo watching s (store_add_watch); NULL when s has no data version
  * (DynamoDB) or no watch left. */
@@ -84,5 +95,14 @@ struct verify_snap *verify_memo_get(struct verify_memo *m, const char *product_i
 void verify_memo_put(struct verify_memo *m, const char *product_id, struct verify_snap *snap);
 
 void verify_memo_get_stats(const struct verify_memo *m, struct verify_memo_stats *out);
+
+/* Scan windows.  set: snap's window becomes a copy of st (built from the
+ * product's scans).  expect: the next scan item written to pk is the
+ * caller's (NULL: none expected any more); any other scan write to a
+ * product drops that product's window.  add: the caller's scan, written,
+ * joins snap's window (no-op without one). */
+void verify_memo_window_set(struct verify_snap *snap, const struct det_state *st);
+void verify_memo_expect_scan(struct verify_memo *m, const char *pk);
+void verify_memo_window_add(struct verify_snap *snap, int64_t ts_ms, const char *country);
 
 #endif

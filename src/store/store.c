@@ -749,10 +749,12 @@ static int query_visit_emulated(struct store *s, const struct store_query *q,
     cJSON_ArrayForEach(it, res->items)
     {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, q->visit_attr);
+        const cJSON *sk = cJSON_GetObjectItemCaseSensitive(it, "SK");
+        const char *skv = cJSON_IsString(sk) ? sk->valuestring : "";
         if (cJSON_IsString(v))
-            q->visit(q->visit_arg, v->valuestring, strlen(v->valuestring));
+            q->visit(q->visit_arg, skv, v->valuestring, strlen(v->valuestring));
         else
-            q->visit(q->visit_arg, NULL, 0);
+            q->visit(q->visit_arg, skv, NULL, 0);
     }
     cJSON_Delete(res->items);
     res->items = NULL;

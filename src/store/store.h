@@ -219,13 +219,13 @@ struct store_query {
     size_t nproject;
     /* Optional visitor (not a DynamoDB feature): when visit is set, the
      * page's items are not built (res.items stays NULL); instead
-     * visit(visit_arg, value, len) runs once per item, in order, with the
-     * item's top-level string attribute visit_attr (value NULL, len 0
-     * when the item has none, or a non-string).  The value is valid only
-     * during the call.  Count, cursor and capacity are those of the same
+     * visit(visit_arg, sk, value, len) runs once per item, in order, with
+     * the item's sort key and its top-level string attribute visit_attr
+     * (value NULL, len 0 when the item has none, or a non-string).  Both
+     * are valid only during the call.  Count, cursor and capacity are those of the same
      * query without a visitor.  Not with count_only (ERR_INVALID). */
     const char *visit_attr;
-    void (*visit)(void *visit_arg, const char *value, size_t len);
+    void (*visit)(void *visit_arg, const char *sk, const char *value, size_t len);
     void *visit_arg;
 };
 

@@ -998,7 +998,8 @@ static int sq_query(struct store *s, const struct store_query *qq, const struct 
                 rc = SQLITE_CORRUPT;
                 break;
             }
-            qq->visit(qq->visit_arg, found ? val : NULL, found ? vlen : 0);
+            const char *sk = (const char *)sqlite3_column_text(st, 1);
+            qq->visit(qq->visit_arg, sk ? sk : "", found ? val : NULL, found ? vlen : 0);
             cJSON_free(scratch);
         } else if (!qq->count_only) {
             const char *body = (const char *)sqlite3_column_text(st, 4);

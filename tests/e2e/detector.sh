@@ -262,6 +262,38 @@ wait_caught_up
 threats
 check_json "catch-up: one alert per check, nothing duplicated" '.count == 8 and ([.threats[].alertId] | unique | length) == 8'
 
+# ---- --no-detector: verify's scan window, kept by the memo ----
+# Without the detector the geographic and burst figures come from one walk
+# of the product's scans, kept in the verify memo and extended by each
+# verify's own scan; scans written behind the server's back make it walk
+# again (the data version moved).
+gp_restart --rate-limit 0 --no-detector
+P_WIN=$(register "Tank Louis")
+verify "$P_WIN" US
+verify "$P_WIN" FR
+check_json "window: 2 countries, no geo warning" '.warnings | map(select(startswith("Product scanned from"))) | length == 0'
+verify "$P_WIN" JP
+check_json "window: 3rd country -> geo warning" '.warnings | index("Product scanned from 3 different countries in 24h") != null'
+verify "$P_WIN" Unknown
+check_json "window: kept across verifies (still 3 countries, no burst)" '(.warnings | index("Product scanned from 3 different countries in 24h") != null) and (.warnings | map(select(startswith("Unusual"))) | length == 0)'
+NOW=$(date +%s)
+SQLS="BEGIN IMMEDIATE;"
+for i in 1 2 3 4 5 6 7 8; do
+    TS=$(iso_at $((NOW - 60 * i)))
+    SK="SCAN#$TS#cafe000$i"
+    BODY_W=$(jq -cn --arg pk "PRODUCT#$P_WIN" --arg sk "$SK" --arg p "$P_WIN" --arg ts "$TS" --arg b "$BR" \
+        '{PK:$pk,SK:$sk,productId:$p,timestamp:$ts,ip:"198.51.100.7",country:"Unknown",city:"Unknown",userAgent:"e2e",result:"authentic",scanId:"cafe0000",brandId:$b}')
+    SQLS="$SQLS
+INSERT INTO items(pk, sk, gsi1pk, gsi1sk, ttl, size, body) VALUES('PRODUCT#$P_WIN', '$SK', NULL, NULL, NULL, length('$BODY_W'), '$BODY_W');
+INSERT INTO stream(ts, kind, pk, sk, image) VALUES($(now_ms), 0, 'PRODUCT#$P_WIN', '$SK', '$BODY_W');"
+done
+SQL "$SQLS
+COMMIT;"
+verify "$P_WIN" Unknown
+check_json "window: scans written by another process count (12 in the hour -> burst warning)" '.warnings | map(select(startswith("Unusual scan volume"))) | length == 1'
+req GET /metrics
+check "window: verifies went through the memo" '[ "$(awk "/^genuproof_verify_memo_lookups_total{result=\"hit\"} /{print \$2}" <<<"$BODY")" -ge 3 ]'
+
 # ---- option checks ----
 "$GENUPROOF_BIN" serve --detector-batch 0 >/dev/null 2>&1
 RC=$?

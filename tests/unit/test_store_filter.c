@@ -222,12 +222,16 @@ static void t_filtered_generic(void **state)
 
 struct seen {
     char v[8][16];
-    int n, nulls;
+    char sks[8][16]; /* the sort key of every visited item, in order */
+    int n, nulls, nsks;
 };
 
-static void visit(void *arg, const char *value, size_t len)
+static void visit(void *arg, const char *sk, const char *value, size_t len)
 {
     struct seen *s = arg;
+    assert_non_null(sk);
+    assert_true(strlen(sk) < sizeof(s->sks[0]) && s->nsks < 8);
+    strcpy(s->sks[s->nsks++], sk);
     if (!value) {
         s->nulls++;
         return;
@@ -284,6 +288,13 @@ static void check_visit(bool generic)
     assert_int_equal(sn.n, 3);
     assert_string_equal(sn.v[2], "US");
     assert_int_equal(sn.nulls, 2);
+    /* every item visited with its own sort key, newest first */
+    assert_int_equal(sn.nsks, 5);
+    for (int i = 0; i < 5; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "SCAN#%d", 4 - i);
+        assert_string_equal(sn.sks[i], want);
+    }
     store_result_free(&res);
     /* A visitor with count_only, or without an attribute, is refused. */
     q.start = NULL;

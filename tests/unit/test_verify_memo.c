@@ -4,7 +4,9 @@
  * items, the window state, scanCount ADDs, which update the copy), and
  * are dropped by any other write to their partition, by a rolled-back
  * batch, and by another connection's commit.  A store without a data
- * version gets no usable memo.
+ * version gets no usable memo.  A snapshot's scan window survives the
+ * scans verify announces and adds, and is dropped (the snapshot kept) by
+ * a scan written any other way, and with the snapshot by a rollback.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include <cJSON.h>
 
 #include "api/verify_memo.h"
+#include "detect/state.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -242,6 +245,80 @@ static void t_bounded(void **state)
     assert_true(st.entries >= 10);
 }
 
+/* The window of the memo's current snapshot (a copy), false when none. */
+static bool window_of(struct fx *f, struct det_state *out)
+{
+    struct verify_snap *s = verify_memo_get(f->m, PID);
+    bool have = s && s->win;
+    if (have)
+        *out = *s->win;
+    verify_snap_unref(s);
+    return have;
+}
+
+static void t_scan_window(void **state)
+{
+    struct fx *f = *state;
+    struct det_state st, got;
+    struct verify_snap *s;
+    const int64_t t0 = 1796292000000; /* 2026-12-03T10:00:00Z */
+
+    memo_fill(f);
+    assert_false(window_of(f, &got)); /* none until one is set */
+    det_state_init(&st);
+    det_state_add_scan(&st, t0, "US");
+    det_state_add_scan(&st, t0 + 1000, "FR");
+    s = verify_memo_get(f->m, PID);
+    verify_memo_window_set(s, &st);
+    verify_snap_unref(s);
+
+    /* verify's own scans: announced, written, added */
+    for (int i = 0; i < 3; i++) {
+        char sk[64];
+        snprintf(sk, sizeof sk, "SCAN#2026-12-03T10:00:0%d.000Z#0000000%d", 2 + i, i);
+        verify_memo_expect_scan(f->m, PPK);
+        put(f->s, PPK, sk);
+        verify_memo_expect_scan(f->m, NULL);
+        s = verify_memo_get(f->m, PID);
+        verify_memo_window_add(s, t0 + 2000 + 1000 * i, "JP");
+        verify_snap_unref(s);
+    }
+    assert_true(verify_memo_usable(f->m));
+    assert_true(window_of(f, &got));
+    assert_int_equal((int)got.scans, 5);
+    assert_int_equal((int)det_state_scans_between(&got, t0, t0 + 10000), 5);
+    {
+        const char *names[DET_COUNTRIES_MAX];
+        assert_int_equal((int)det_state_countries_between(&got, t0, t0 + 10000, names), 3);
+    }
+    /* an announced scan of another product does not cover this one */
+    verify_memo_expect_scan(f->m, "PRODUCT#ffffffffffffffffffffffffffffffff");
+    put(f->s, PPK, "SCAN#2026-12-03T10:00:09.000Z#00000009");
+    verify_memo_expect_scan(f->m, NULL);
+    assert_false(window_of(f, &got));
+    assert_true(has_snap(f, NULL)); /* the snapshot itself stays */
+
+    /* a scan nobody announced (an import, another code path) */
+    s = verify_memo_get(f->m, PID);
+    verify_memo_window_set(s, &st);
+    verify_snap_unref(s);
+    assert_true(window_of(f, &got));
+    put(f->s, PPK, "SCAN#2026-12-03T10:00:10.000Z#0000000a");
+    assert_false(window_of(f, &got));
+
+    /* a rolled-back batch takes the snapshot and its window */
+    s = verify_memo_get(f->m, PID);
+    verify_memo_window_set(s, &st);
+    verify_snap_unref(s);
+    assert_int_equal(store_batch_begin(f->s), 0);
+    verify_memo_expect_scan(f->m, PPK);
+    put(f->s, PPK, "SCAN#2026-12-03T10:00:11.000Z#0000000b");
+    verify_memo_expect_scan(f->m, NULL);
+    assert_true(window_of(f, &got));
+    store_batch_abort(f->s);
+    assert_false(has_snap(f, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +329,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(t_other_connection_resets, setup, teardown),
         cmocka_unit_test_setup_teardown(t_dropped_snapshot_stays_alive, setup, teardown),
         cmocka_unit_test_setup_teardown(t_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_scan_window, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
