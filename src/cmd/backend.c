@@ -345,7 +345,7 @@ struct backend *backend_start(struct ev_loop *loop, const struct backend_config 
 
     const char *db = opt_str(o, "db");
     /* --store / --dynamodb / --table select the driver (cmd/store_open.h). */
-    b->store = cmd_store_open(o, err, sizeof err);
+    b->store = cmd_store_open(o, true, err, sizeof err);
     if (!b->store) {
         if (cmd_store_is_dynamodb(o))
             backend_log_kv(LOG_ERROR, "table", opt_str(o, "table"), err);

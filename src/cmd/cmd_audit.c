@@ -113,7 +113,7 @@ int cmd_audit(int argc, char **argv)
         fprintf(stderr, "genuproof audit: %s: no such database\n", opt_str(&o, "db"));
         return 1;
     }
-    s = cmd_store_open(&o, err, sizeof err);
+    s = cmd_store_open(&o, false, err, sizeof err); /* a plain connection: no threads */
     if (!s) {
         fprintf(stderr, "genuproof audit: %s: %s\n", ddb ? opt_str(&o, "table") : opt_str(&o, "db"),
                 err);

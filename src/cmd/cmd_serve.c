@@ -346,8 +346,7 @@ static int supervise(const struct opt_values *o, int n)
                 }
                 log_error("worker %d (pid %d) ended (%s %d); restarting in %.1f s", i, (int)pid,
                           WIFSIGNALED(st) ? "signal" : "status",
-                          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
-                          scaled(w[i].backoff_s));
+                          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), scaled(w[i].backoff_s));
                 w[i].restart_at = now + scaled(w[i].backoff_s);
                 w[i].backoff_s = w[i].backoff_s * 2 > 30 ? 30 : w[i].backoff_s * 2;
             }

@@ -1,5 +1,5 @@
 /*
- * store_open.c - the store selection of `serve` (see store_open.h).
+ * store_open.c - the store selection of `serve` and `audit` (see store_open.h).
  */
 #include "cmd/store_open.h"
 
@@ -15,7 +15,7 @@ bool cmd_store_is_dynamodb(const struct opt_values *o)
     return (drv && !strcmp(drv, "dynamodb")) || opt_given(o, "dynamodb");
 }
 
-struct store *cmd_store_open(const struct opt_values *o, char *err, size_t errlen)
+struct store *cmd_store_open(const struct opt_values *o, bool serving, char *err, size_t errlen)
 {
     struct store *s;
     char msg[512];
@@ -45,8 +45,8 @@ struct store *cmd_store_open(const struct opt_values *o, char *err, size_t errle
         /* The loop must not wait for WAL checkpoints, nor for the WAL's
          * fsync: the server holds each answer until its commit is synced
          * (store/sqlite_sync.h, http_handler.commit_ticket). */
-        .background_checkpoint = true,
-        .deferred_sync = true,
+        .background_checkpoint = serving,
+        .deferred_sync = serving,
     };
     s = store_open_sqlite(&so, msg, sizeof(msg));
     if (!s)

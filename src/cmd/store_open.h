@@ -19,7 +19,10 @@ struct store;
 bool cmd_store_is_dynamodb(const struct opt_values *o);
 
 /* Opens the selected store.  On error returns NULL with a message in err
- * (it names the database or table, never a secret). */
-struct store *cmd_store_open(const struct opt_values *o, char *err, size_t errlen);
+ * (it names the database or table, never a secret).  serving: for a
+ * server's loop (SQLite: checkpoints and WAL syncs on threads of their
+ * own, so the loop waits for neither); a one-shot tool such as `audit`
+ * passes false and gets a plain connection, no threads. */
+struct store *cmd_store_open(const struct opt_values *o, bool serving, char *err, size_t errlen);
 
 #endif
