@@ -21,7 +21,14 @@
  * which is cheaper than the server's read-modify-write of a JSON item, so
  * the figure is an upper bound.  With --fold the counter upserts (and
  * their stream records) happen once per batch instead of once per verify,
- * as the server's counter folding does (api/counters.c).
+ * as the server's counter folding does (api/counters.c).  With --detector
+ * each verify also writes what the in-process detector adds for a scan of
+ * a product under attack (detect/process.c): its ops-log entry (an E16
+ * item with its GSI1 index entry, ~460 bytes, API.md §7) and that item's
+ * stream record; and each batch rewrites the folded alert item (~1.1 KB,
+ * count and lastSeen) with its stream record and moves the detector's
+ * checkpoint.  That is the floor of the rows a verify costs while the
+ * detector runs, with nothing else around them.
  *
  * Each run writes into a fresh database for --seconds and reports
  * verifies/s and the CPU time per verify (which depends much less on
@@ -30,7 +37,7 @@
  * Lines starting "RAW " are for scripts.
  *
  *   make bench && build/bench/raw_verify [--mode full|normal|both]
- *       [--batch 32] [--seconds 10] [--runs 3] [--fold] [--dir /tmp]
+ *       [--batch 32] [--seconds 10] [--runs 3] [--fold] [--detector] [--dir /tmp]
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,10 +65,22 @@ static const char SCHEMA[] =
     "CREATE INDEX items_ttl ON items(ttl) WHERE ttl IS NOT NULL;"
     "CREATE TABLE stream(seq INTEGER PRIMARY KEY AUTOINCREMENT, "
     "  ts INTEGER NOT NULL, kind INTEGER NOT NULL, pk TEXT NOT NULL, sk TEXT NOT NULL, image TEXT);"
+    "CREATE TABLE checkpoints(reader TEXT PRIMARY KEY, seq INTEGER NOT NULL, "
+    "  updated INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE counters(pk TEXT NOT NULL, sk TEXT NOT NULL, attr TEXT NOT NULL, "
     "  n REAL NOT NULL, PRIMARY KEY(pk, sk, attr)) WITHOUT ROWID;";
 
-enum { ST_BEGIN, ST_COMMIT, ST_SCAN, ST_COUNTER, ST_STREAM, ST_N };
+enum {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_SCAN,
+    ST_COUNTER,
+    ST_STREAM,
+    ST_OPSLOG,
+    ST_ALERT,
+    ST_CHECKPOINT,
+    ST_N
+};
 
 static const char *const SQL[ST_N] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -71,6 +90,14 @@ static const char *const SQL[ST_N] = {
     [ST_COUNTER] = "INSERT INTO counters(pk, sk, attr, n) VALUES(?1, ?2, 'scanCount', ?3) "
                    "ON CONFLICT(pk, sk, attr) DO UPDATE SET n = n + excluded.n",
     [ST_STREAM] = "INSERT INTO stream(ts, kind, pk, sk, image) VALUES(?1, ?2, ?3, ?4, ?5)",
+    [ST_OPSLOG] = "INSERT INTO items(pk, sk, gsi1pk, gsi1sk, ttl, size, body) "
+                  "VALUES(?1, ?2, 'OPS_LOG', ?3, NULL, ?4, ?5) ON CONFLICT(pk, sk) DO NOTHING",
+    [ST_ALERT] = "INSERT INTO items(pk, sk, gsi1pk, gsi1sk, ttl, size, body) "
+                 "VALUES(?1, ?2, NULL, NULL, NULL, ?3, ?4) "
+                 "ON CONFLICT(pk, sk) DO UPDATE SET size = excluded.size, body = excluded.body",
+    [ST_CHECKPOINT] = "INSERT INTO checkpoints(reader, seq, updated) VALUES('detector', ?1, ?2) "
+                      "ON CONFLICT(reader) DO UPDATE SET seq = excluded.seq, "
+                      "updated = excluded.updated",
 };
 
 struct opts {
@@ -78,6 +105,7 @@ struct opts {
     int batch;
     double seconds;
     bool fold;
+    bool detector;
     const char *mode;
     const char *dir;
 };
@@ -86,6 +114,7 @@ struct raw {
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
     uint64_t rng; /* xorshift64 state of the scan ids */
+    int64_t seq;  /* stream records written (the detector's checkpoint) */
 };
 
 static double now_s(void)
@@ -202,12 +231,76 @@ static int stream_add(struct raw *r, int64_t ms, int kind, const char *pk, const
     sqlite3_bind_text(st, 3, pk, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, sk, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, image, len, SQLITE_STATIC);
+    r->seq++;
     return step(r, ST_STREAM);
+}
+
+/* --detector, per verify: the scan's ops-log entry and its stream record. */
+static int opslog_entry(struct raw *r, int64_t ms, const char *ts)
+{
+    char pk[64], sk[96], body[BODY_MAX];
+    int len;
+    snprintf(pk, sizeof(pk), "OPS_LOG#%.10s", ts);
+    snprintf(sk, sizeof(sk), "%s#threat_detector#%lld-0", ts, (long long)r->seq);
+    len = snprintf(body, sizeof(body),
+                   "{\"PK\":\"%s\",\"SK\":\"%s\",\"GSI1PK\":\"OPS_LOG\",\"GSI1SK\":\"%s\","
+                   "\"agent\":\"threat_detector\",\"trigger\":\"scan_event\",\"productId\":"
+                   "\"e084595c97320cfcc85309943f345760\",\"brandId\":\"" BRAND_ID "\","
+                   "\"anomalyFlags\":[\"geographic_anomaly\"],\"geminiModel\":\"rules\","
+                   "\"aiSeverity\":\"HIGH\",\"aiAttackVector\":\"tag_cloning\","
+                   "\"aiConfidence\":60,\"latencyMs\":0.002,\"timestamp\":\"%s\"}",
+                   pk, sk, ts, ts);
+    sqlite3_stmt *st = r->st[ST_OPSLOG];
+    sqlite3_bind_text(st, 1, pk, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, sk, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, ts, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 4, len);
+    sqlite3_bind_text(st, 5, body, len, SQLITE_TRANSIENT);
+    int rc = step(r, ST_OPSLOG);
+    return rc ? rc : stream_add(r, ms, 1, pk, sk, body, len);
+}
+
+/* --detector, per batch: the folded alert rewritten (with its stream
+ * record) and the detector's checkpoint moved. */
+static int detector_batch(struct raw *r, int n)
+{
+    static long long count;
+    char ts[48], body[BODY_MAX + 512];
+    static const char pk[] = "THREAT#" BRAND_ID "#2026-12";
+    static const char sk[] =
+        "ALERT#2026-12-03T16:00:05.178Z#geographic_anomaly#0bb3eaac30e62e8b4a04d1b37be70992";
+    int64_t ms = wall_ms();
+    int len, rc;
+    char pad[601];
+    memset(pad, 'x', sizeof(pad) - 1);
+    pad[sizeof(pad) - 1] = 0;
+    count += n;
+    iso_ms(ms, ts);
+    /* The alert's usual size: its narrative, analysis and flags. */
+    len = snprintf(body, sizeof(body),
+                   "{\"PK\":\"%s\",\"SK\":\"%s\",\"type\":\"geographic_anomaly\","
+                   "\"count\":%lld,\"lastSeen\":\"%s\",\"details\":\"%s\"}",
+                   pk, sk, count, ts, pad);
+    sqlite3_stmt *st = r->st[ST_ALERT];
+    sqlite3_bind_text(st, 1, pk, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, sk, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, len);
+    sqlite3_bind_text(st, 4, body, len, SQLITE_STATIC);
+    rc = step(r, ST_ALERT);
+    if (!rc)
+        rc = stream_add(r, ms, 2, pk, sk, body, len);
+    if (!rc) {
+        st = r->st[ST_CHECKPOINT];
+        sqlite3_bind_int64(st, 1, r->seq);
+        sqlite3_bind_int64(st, 2, ms);
+        rc = step(r, ST_CHECKPOINT);
+    }
+    return rc;
 }
 
 /* The row writes of one counted verify (see the file comment).  On error
  * returns -1.  On success returns 0. */
-static int one_verify(struct raw *r, bool fold)
+static int one_verify(struct raw *r, bool fold, bool detector)
 {
     char ts[48], sk[80], body[BODY_MAX];
     int64_t ms = wall_ms();
@@ -237,6 +330,8 @@ static int one_verify(struct raw *r, bool fold)
         rc = counter(r, BRAND_PK, "STATS", 1);
     if (!rc)
         rc = stream_add(r, ms, 1, PRODUCT_PK, sk, body, len);
+    if (!rc && detector)
+        rc = opslog_entry(r, ms, ts);
     return rc;
 }
 
@@ -286,9 +381,11 @@ static int run_once(const struct opts *o, const char *dir, bool full, int run, d
     while (!rc && el < o->seconds) {
         rc = step(&r, ST_BEGIN);
         for (int i = 0; i < o->batch && !rc; i++)
-            rc = one_verify(&r, o->fold);
+            rc = one_verify(&r, o->fold, o->detector);
         if (!rc && o->fold)
             rc = fold_counters(&r, o->batch);
+        if (!rc && o->detector)
+            rc = detector_batch(&r, o->batch);
         if (!rc)
             rc = step(&r, ST_COMMIT);
         if (!rc)
@@ -301,10 +398,10 @@ static int run_once(const struct opts *o, const char *dir, bool full, int run, d
     if (rc)
         return rc;
     *rate = (double)n / el;
-    printf("RAW mode=%s batch=%d fold=%s run=%d verifies=%lld seconds=%.2f rate=%.1f "
+    printf("RAW mode=%s batch=%d fold=%s detector=%s run=%d verifies=%lld seconds=%.2f rate=%.1f "
            "cpu_us=%.1f\n",
-           full ? "full" : "normal", o->batch, o->fold ? "yes" : "no", run, n, el, *rate,
-           n ? c0 * 1e6 / (double)n : 0);
+           full ? "full" : "normal", o->batch, o->fold ? "yes" : "no", o->detector ? "yes" : "no",
+           run, n, el, *rate, n ? c0 * 1e6 / (double)n : 0);
     fflush(stdout);
     return 0;
 }
@@ -324,7 +421,7 @@ static double median(double *v, int n)
 static int usage(void)
 {
     fprintf(stderr, "usage: raw_verify [--mode full|normal|both] [--batch N] [--seconds S] "
-                    "[--runs N] [--fold] [--dir DIR]\n");
+                    "[--runs N] [--fold] [--detector] [--dir DIR]\n");
     return 2;
 }
 
@@ -335,6 +432,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--fold")) {
             o->fold = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--detector")) {
+            o->detector = true;
             continue;
         }
         if (!v)
@@ -384,12 +485,14 @@ int main(int argc, char **argv)
     rmdir(dir);
     if (rc)
         return 1;
-    printf("\n| durability | batch | counters | verifies/s (median of %d x %.0f s) |\n"
-           "|---|---:|---|---:|\n",
-           o.runs, o.seconds);
+    printf(
+        "\n| durability | batch | counters | detector rows | verifies/s (median of %d x %.0f s) |\n"
+        "|---|---:|---|---|---:|\n",
+        o.runs, o.seconds);
     for (int m = 0; m < 2; m++)
         if (want[m])
-            printf("| %s | %d | %s | %.0f |\n", m == 0 ? "full" : "normal", o.batch,
-                   o.fold ? "once per batch" : "per verify", median(rates[m], o.runs));
+            printf("| %s | %d | %s | %s | %.0f |\n", m == 0 ? "full" : "normal", o.batch,
+                   o.fold ? "once per batch" : "per verify", o.detector ? "yes" : "no",
+                   median(rates[m], o.runs));
     return 0;
 }
