@@ -177,6 +177,10 @@ void api_email_hash(struct api_req *r, const char *email, char out[65]);
 /* Issues a brand API key: writes its APIKEY# item (SHA-256 only) in the
  * request's commit and returns the key text (shown once). */
 int api_issue_brand_key(struct api_req *r, const char *brand_id, char key_out[72]);
+/* The same key generated, but its APIKEY# item returned (NULL on a bad
+ * brand id) for the caller to write, e.g. in one transaction with the
+ * brand's own items; key_out is zeroed on failure. */
+cJSON *api_brand_key_item(struct api_req *r, const char *brand_id, char key_out[72]);
 /* Appends an audit entry (who = the request's principal, when = now) to
  * the audit trail, in the same commit as the request's other writes.
  * action e.g. "brand.created", "product.registered", "product.recalled";

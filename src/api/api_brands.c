@@ -76,13 +76,16 @@ static int read_counters(struct api_req *r, const char *brand_id, struct brand_c
 
 /* ---- POST /api/brands ---- */
 
-/* Writes E1+E2+E3 in one transaction, each conditional on being new, and
- * retries with a fresh id on the (improbable) collision.  On success id
- * holds the brand id and *profile_out the profile item (caller frees). */
+/* Writes E1+E2+E3 and the brand's APIKEY# item in one transaction, each
+ * conditional on being new, so that no brand exists without its
+ * credential (on DynamoDB too, where a transaction is the only way to
+ * make several items appear together), and retries with a fresh id and
+ * key on the (improbable) collision.  On success id holds the brand id,
+ * key the brand key and *profile_out the profile item (caller frees). */
 static int create_items(struct api_req *r, const struct brand_create_req *in, char id[37],
-                        cJSON **profile_out)
+                        char key[72], cJSON **profile_out)
 {
-    cJSON *profile = NULL, *stats = NULL, *index = NULL;
+    cJSON *profile = NULL, *stats = NULL, *index = NULL, *apikey = NULL;
     int rc = ERR_CONDITION;
 
     *profile_out = NULL;
@@ -98,54 +101,40 @@ static int create_items(struct api_req *r, const struct brand_create_req *in, ch
         cJSON_Delete(profile);
         cJSON_Delete(stats);
         cJSON_Delete(index);
+        cJSON_Delete(apikey);
         profile = brand_profile_item_new(&f);
         stats = brand_stats_item_new(id);
         index = brand_index_item_new(&f);
-        if (!profile || !stats || !index) {
+        apikey = api_brand_key_item(r, id, key);
+        if (!profile || !stats || !index || !apikey) {
             rc = ERR_INTERNAL;
             break;
         }
-        const struct store_write w[3] = {
+        const struct store_write w[4] = {
             {.kind = STORE_W_PUT, .item = profile, .cond = {.kind = STORE_COND_NOT_EXISTS}},
             {.kind = STORE_W_PUT, .item = stats, .cond = {.kind = STORE_COND_NOT_EXISTS}},
             {.kind = STORE_W_PUT, .item = index, .cond = {.kind = STORE_COND_NOT_EXISTS}},
+            {.kind = STORE_W_PUT, .item = apikey, .cond = {.kind = STORE_COND_NOT_EXISTS}},
         };
-        rc = store_transact(api_store(r), w, 3, NULL);
+        rc = store_transact(api_store(r), w, 4, NULL);
     }
     if (!rc) {
         *profile_out = profile;
         profile = NULL;
+    } else {
+        memset(key, 0, 72);
     }
     cJSON_Delete(profile);
     cJSON_Delete(stats);
     cJSON_Delete(index);
+    cJSON_Delete(apikey);
     return rc;
-}
-
-/* Undoes create_items() when the key cannot be issued, so that no brand
- * exists without a credential. */
-static void remove_items(struct api_req *r, const cJSON *profile)
-{
-    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(profile, "PK");
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(profile, "id");
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(profile, "createdAt");
-    struct key isk;
-
-    if (!cJSON_IsString(pk) || !cJSON_IsString(id) || !cJSON_IsString(at) ||
-        !key_brand_index_sk(&isk, at->valuestring, id->valuestring))
-        return;
-    const struct store_write w[3] = {
-        {.kind = STORE_W_DELETE, .pk = pk->valuestring, .sk = KEY_SK_PROFILE},
-        {.kind = STORE_W_DELETE, .pk = pk->valuestring, .sk = KEY_SK_STATS},
-        {.kind = STORE_W_DELETE, .pk = KEY_PK_BRAND_INDEX, .sk = isk.s},
-    };
-    (void)store_transact(api_store(r), w, 3, NULL);
 }
 
 static void brands_create(struct api_req *r)
 {
     struct brand_create_req in;
-    char err[160], id[37], key[72];
+    char err[160], id[37], key[72] = "";
     cJSON *body, *profile = NULL;
     struct jsonw *w;
     int rc;
@@ -157,16 +146,8 @@ static void brands_create(struct api_req *r)
         api_error(r, 400, err);
         return;
     }
-    rc = create_items(r, &in, id, &profile);
+    rc = create_items(r, &in, id, key, &profile);
     if (rc) {
-        api_fail(r, "Failed to create brand", rc);
-        goto out;
-    }
-    /* The key item joins the same group commit as the brand items; if it
-     * cannot be written, the brand is taken back. */
-    rc = api_issue_brand_key(r, id, key);
-    if (rc) {
-        remove_items(r, profile);
         api_fail(r, "Failed to create brand", rc);
         goto out;
     }

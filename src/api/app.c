@@ -727,14 +727,27 @@ void api_email_hash(struct api_req *r, const char *email, char out[65])
     crypto_hmac_sha256_hex(r->app->pepper, r->app->pepper_len, low, n, out);
 }
 
-int api_issue_brand_key(struct api_req *r, const char *brand_id, char key_out[72])
+cJSON *api_brand_key_item(struct api_req *r, const char *brand_id, char key_out[72])
 {
     char hash[65];
-    if (!brand_id || !*brand_id || strlen(brand_id) >= sizeof r->who.brand_id)
+    cJSON *item = NULL;
+    if (brand_id && *brand_id && strlen(brand_id) < sizeof r->who.brand_id) {
+        auth_key_generate(AUTH_BRAND_PREFIX, key_out, 72);
+        auth_key_hash(key_out, hash);
+        item = auth_key_item_new(hash, "brand", brand_id, r->now_iso);
+    }
+    if (!item)
+        memset(key_out, 0, 72);
+    return item;
+}
+
+int api_issue_brand_key(struct api_req *r, const char *brand_id, char key_out[72])
+{
+    cJSON *item = api_brand_key_item(r, brand_id, key_out);
+    if (!item)
         return ERR_INVALID;
-    auth_key_generate(AUTH_BRAND_PREFIX, key_out, 72);
-    auth_key_hash(key_out, hash);
-    int rc = auth_store_key(r->app->store, hash, "brand", brand_id, r->now_iso);
+    int rc = store_put(r->app->store, item, NULL);
+    cJSON_Delete(item);
     if (rc)
         memset(key_out, 0, 72);
     return rc;

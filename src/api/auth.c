@@ -154,15 +154,13 @@ out:
     return rc;
 }
 
-int auth_store_key(struct store *s, const char *key_hash, const char *role, const char *brand_id,
-                   const char *created_at)
+cJSON *auth_key_item_new(const char *key_hash, const char *role, const char *brand_id,
+                         const char *created_at)
 {
     struct key k;
     if (!key_apikey_pk(&k, key_hash))
-        return ERR_INVALID;
+        return NULL;
     cJSON *item = cJSON_CreateObject();
-    if (!item)
-        return ERR_NOMEM;
     cJSON_AddStringToObject(item, "PK", k.s);
     cJSON_AddStringToObject(item, "SK", KEY_SK_META);
     cJSON_AddStringToObject(item, "role", role);
@@ -171,6 +169,15 @@ int auth_store_key(struct store *s, const char *key_hash, const char *role, cons
     else
         cJSON_AddNullToObject(item, "brandId");
     cJSON_AddStringToObject(item, "createdAt", created_at);
+    return item;
+}
+
+int auth_store_key(struct store *s, const char *key_hash, const char *role, const char *brand_id,
+                   const char *created_at)
+{
+    cJSON *item = auth_key_item_new(key_hash, role, brand_id, created_at);
+    if (!item)
+        return ERR_INVALID;
     int rc = store_put(s, item, NULL);
     cJSON_Delete(item);
     return rc;

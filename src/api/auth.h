@@ -53,8 +53,12 @@ int auth_resolve_bearer(struct store *s, const char *admin_hash, const char *key
  * integrationId[, active]}) to an INGEST principal.  Same returns. */
 int auth_resolve_ingest(struct store *s, const char *key, struct api_principal *who);
 
-/* Writes the APIKEY# item for key_hash: {role, brandId (NULL for admin),
- * createdAt}.  Overwrites an existing item with the same hash. */
+/* The APIKEY# item for key_hash: {role, brandId (NULL for admin),
+ * createdAt}.  NULL when the key would be too long.  Caller frees. */
+cJSON *auth_key_item_new(const char *key_hash, const char *role, const char *brand_id,
+                         const char *created_at);
+/* Writes auth_key_item_new()'s item.  Overwrites an existing item with
+ * the same hash. */
 int auth_store_key(struct store *s, const char *key_hash, const char *role, const char *brand_id,
                    const char *created_at);
 

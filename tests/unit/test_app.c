@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api/api_req.h"
+#include "api/auth.h"
 #include "api/app.h"
 #include "api/router.h"
 #include "core/crypto.h"
@@ -494,6 +495,61 @@ static void test_fail_status(void **state)
     }
 }
 
+/* POST /api/brands writes the brand's items and its key item together:
+ * the four appear in the change stream of one commit, the key item holds
+ * only the key's hash and the brand id, and the key opens that brand. */
+static void test_brand_create_with_key(void **state)
+{
+    struct fx *f = *state;
+    uint64_t head = 0;
+    struct stream_record *recs = NULL;
+    size_t n = 0;
+    char key[72], hash[65], want_pk[80], hdr[100], path[128], id[40];
+    int seen = 0;
+
+    assert_int_equal(store_stream_head(f->s, &head), 0);
+    assert_int_equal(
+        call(f, HTTP_M_POST, "/api/brands", "Bearer " ADMIN_KEY,
+             "{\"name\":\"Acme\",\"domain\":\"acme.example\",\"industry\":\"watches\"}"),
+        200);
+    assert_non_null(json_str(f, "id"));
+    snprintf(id, sizeof id, "%s", json_str(f, "id"));
+    assert_non_null(json_str(f, "apiKey"));
+    snprintf(key, sizeof key, "%s", json_str(f, "apiKey"));
+    auth_key_hash(key, hash);
+    snprintf(want_pk, sizeof want_pk, "APIKEY#%s", hash);
+    snprintf(path, sizeof path, "/api/brands?id=%s", id);
+
+    assert_int_equal(store_stream_read(f->s, head, 100, &recs, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(recs[i].kind, STORE_INSERT);
+        /* no record of the commit holds the key itself */
+        char *img = cJSON_PrintUnformatted(recs[i].image);
+        assert_null(strstr(img, key));
+        free(img);
+        if (!strcmp(recs[i].pk, want_pk)) {
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(recs[i].image, "brandId");
+            assert_true(cJSON_IsString(b));
+            assert_string_equal(b->valuestring, id);
+            seen |= 1;
+        } else if (strstr(recs[i].pk, id) && !strcmp(recs[i].sk, "PROFILE")) {
+            seen |= 2;
+        } else if (strstr(recs[i].pk, id) && !strcmp(recs[i].sk, "STATS")) {
+            seen |= 4;
+        } else if (!strcmp(recs[i].pk, "BRAND_INDEX")) {
+            seen |= 8;
+        }
+    }
+    store_stream_free(recs, n);
+    assert_int_equal(seen, 15);
+
+    snprintf(hdr, sizeof hdr, "Bearer %s", key);
+    assert_int_equal(call(f, HTTP_M_GET, path, hdr, NULL), 200);
+    assert_string_equal(json_str(f, "id"), id);
+    assert_int_equal(
+        call(f, HTTP_M_GET, "/api/brands?id=00000000-0000-4000-8000-000000000000", hdr, NULL), 403);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -502,6 +558,7 @@ int main(void)
         T(test_health_and_ready),
         T(test_admin_route_access),
         T(test_brand_route_access),
+        T(test_brand_create_with_key),
         T(test_auth_off),
         T(test_rate_limit),
         T(test_counters_group_commit),
