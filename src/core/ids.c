@@ -3,11 +3,17 @@
  *
  * All randomness comes from the kernel CSPRNG through getrandom(2); a
  * failure there is unrecoverable (the server cannot mint ids it can trust),
- * so ids_random() aborts instead of returning weak values.
+ * so ids_random() aborts instead of returning weak values.  Small requests
+ * (a scan id, a fingerprint salt: several per verify) are served from a
+ * per-thread pool of kernel bytes, refilled IDS_POOL bytes at a time, so
+ * that a verify makes no system call for them; bytes handed out are wiped
+ * from the pool, and a forked child (serve --workers) empties its copy so
+ * that it never hands out the bytes its parent will.
  */
 #include "core/ids.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +22,46 @@
 static const char hex_digits[] = "0123456789abcdef";
 static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
+#define IDS_POOL       512
+#define IDS_POOL_SMALL 64 /* larger requests go to the kernel directly */
+
+static _Thread_local unsigned char pool[IDS_POOL];
+static _Thread_local size_t pool_left; /* unused bytes at the end of pool */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void on_fork_child(void)
+{
+    /* Runs in the child's only thread, the one that forked: its pool is
+     * the only copy the child has. */
+    memset(pool, 0, sizeof pool);
+    pool_left = 0;
+}
+
+static void fork_hook(void)
+{
+    pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+static void kernel_random(void *buf, size_t n);
+
 void ids_random(void *buf, size_t n)
+{
+    pthread_once(&fork_once, fork_hook);
+    if (n > IDS_POOL_SMALL) {
+        kernel_random(buf, n);
+        return;
+    }
+    if (pool_left < n) {
+        kernel_random(pool, sizeof pool);
+        pool_left = sizeof pool;
+    }
+    unsigned char *src = pool + (sizeof pool - pool_left);
+    memcpy(buf, src, n);
+    memset(src, 0, n);
+    pool_left -= n;
+}
+
+static void kernel_random(void *buf, size_t n)
 {
     unsigned char *p = buf;
 

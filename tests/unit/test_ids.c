@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <string.h>
 
 #include "core/ids.h"
@@ -106,12 +109,46 @@ static void test_is_verification_code(void **state)
     assert_false(ids_is_verification_code("COUNTERFEIT_CLONED_TAG"));
 }
 
+/* A forked child never hands out the bytes its parent's pool will: both
+ * draw right after the fork, from a pool primed before it. */
+static void test_random_after_fork(void **state)
+{
+    (void)state;
+    unsigned char prime[8], mine[16], theirs[16];
+    int fds[2];
+    ids_random(prime, sizeof prime); /* the pool now holds unused bytes */
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        unsigned char b[16];
+        ids_random(b, sizeof b);
+        _exit(write(fds[1], b, sizeof b) == (ssize_t)sizeof b ? 0 : 1);
+    }
+    close(fds[1]);
+    ids_random(mine, sizeof mine);
+    assert_int_equal(read(fds[0], theirs, sizeof theirs), (ssize_t)sizeof theirs);
+    close(fds[0]);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_memory_not_equal(mine, theirs, sizeof mine);
+    /* consecutive small draws differ, and a large one bypasses the pool */
+    unsigned char a[16], b[16], big[200];
+    ids_random(a, sizeof a);
+    ids_random(b, sizeof b);
+    assert_memory_not_equal(a, b, sizeof a);
+    ids_random(big, sizeof big);
+    assert_memory_not_equal(big, big + 100, 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encoders),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_is_verification_code),
+        cmocka_unit_test(test_random_after_fork),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
