@@ -63,6 +63,8 @@ struct app {
     struct ev_loop *loop; /* set by serve; NULL in handler tests */
     ev_io sync_io;        /* the store's deferred-sync progress (store_sync_fd) */
     bool sync_on;
+    bool early;             /* the server's early writes are the store's durable hook */
+    bool carry_due;         /* app_commit_held: the carried run waits for app_after_commit */
     bool sync_failed;       /* the store reported a failed sync */
     ev_timer batch_timer;   /* bounds a postponed commit (app_commit_later) */
     int64_t batch_start_us; /* first request of the open batch (commit_later) */
@@ -115,9 +117,14 @@ static int app_metrics_source(void *arg, struct store *s, struct buf *out)
                       "# HELP genuproof_http_held_responses Responses waiting for their "
                       "commit's sync.\n"
                       "# TYPE genuproof_http_held_responses gauge\n"
-                      "genuproof_http_held_responses %zu\n",
+                      "genuproof_http_held_responses %zu\n"
+                      "# HELP genuproof_http_early_writes_total Held answers written by the "
+                      "store's sync thread right after their sync.\n"
+                      "# TYPE genuproof_http_early_writes_total counter\n"
+                      "genuproof_http_early_writes_total %llu\n",
                       ms.hits, ms.misses, ms.drops, ms.resets, ms.entries,
-                      a->srv ? http_server_held_count(a->srv) : (size_t)0)
+                      a->srv ? http_server_held_count(a->srv) : (size_t)0,
+                      (unsigned long long)(a->srv ? http_server_early_writes(a->srv) : 0))
                ? ERR_TOOBIG
                : 0;
 }
@@ -223,6 +230,8 @@ void app_free(struct app *a)
     if (!a)
         return;
     sync_stop(a);
+    if (a->early && a->store)
+        store_set_durable_hook(a->store, NULL, NULL);
     if (a->store)
         store_set_commit_cb(a->store, NULL, NULL);
     if (a->signing_secret) {
@@ -243,6 +252,9 @@ void app_free(struct app *a)
 }
 
 static uint64_t app_commit_ticket(void *arg);
+static int app_commit_held(void *arg);
+static void app_after_commit(void *arg);
+static bool app_busy_after_commit(void *arg);
 static bool app_commit_later(void *arg);
 static void batch_timer_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
@@ -251,7 +263,9 @@ void app_http_handler(struct app *a, struct http_handler *h)
     memset(h, 0, sizeof *h);
     h->arg = a;
     h->handle = app_handle;
-    h->commit = app_commit;
+    h->commit = app_commit_held;
+    h->after_commit = app_after_commit;
+    h->busy_after_commit = app_busy_after_commit;
     h->commit_ticket = app_commit_ticket;
     h->commit_later = app_commit_later;
     h->done = app_done;
@@ -274,7 +288,17 @@ struct metrics *app_metrics(struct app *a)
 
 void app_set_server(struct app *a, struct http_server *srv)
 {
+    if (a->srv && a->early) {
+        /* returns once no call of the hook runs: the server may go */
+        store_set_durable_hook(a->store, NULL, NULL);
+        http_server_set_early_writes(a->srv, false);
+        a->early = false;
+    }
     a->srv = srv;
+    if (srv && store_set_durable_hook(a->store, http_server_durable_hook, srv)) {
+        http_server_set_early_writes(srv, true);
+        a->early = true;
+    }
 }
 
 void app_add_commit_listener(struct app *a, app_commit_listener fn, void *arg)
@@ -609,9 +633,12 @@ static void carry_detection(struct app *a)
         store_batch_abort(a->store);
 }
 
-int app_commit(void *arg)
+/* The group commit; with carry, the detector's carried run follows it
+ * (app_commit), or runs once the server has held the answers
+ * (app_after_commit: the answers are then ready for an early write
+ * before the run starts). */
+static int commit_requests(struct app *a, bool *carry_out)
 {
-    struct app *a = arg;
     size_t n = a->batch_requests;
     a->batch_requests = 0;
     int rc = a->commit_poison;
@@ -635,9 +662,39 @@ int app_commit(void *arg)
         log_msg(LOG_ERROR, NULL, "group commit of %zu requests failed: %s", n, err_str(rc));
     if (n || rc) /* a commit of carried detector work alone is no group commit */
         metrics_commit(a->metrics, n, rc != 0);
-    if (!rc && carry && a->detector && store_sync_pending(a->store))
-        carry_detection(a);
+    *carry_out = !rc && carry && a->detector && store_sync_pending(a->store);
     return rc;
+}
+
+int app_commit(void *arg)
+{
+    bool carry = false;
+    int rc = commit_requests(arg, &carry);
+    if (carry)
+        carry_detection(arg);
+    return rc;
+}
+
+/* http_handler.commit and .after_commit: the server's own commit defers
+ * the carried run until the iteration's answers are held. */
+static int app_commit_held(void *arg)
+{
+    struct app *a = arg;
+    return commit_requests(a, &a->carry_due);
+}
+
+static bool app_busy_after_commit(void *arg)
+{
+    return ((struct app *)arg)->carry_due;
+}
+
+static void app_after_commit(void *arg)
+{
+    struct app *a = arg;
+    if (a->carry_due) {
+        a->carry_due = false;
+        carry_detection(a);
+    }
 }
 
 void app_done(void *arg, const struct http_request *req, const struct http_response *res,

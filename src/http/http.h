@@ -147,6 +147,15 @@ struct http_handler {
      * same disk).  The owner must make sure a later iteration comes (the
      * sync's completion wakes the loop) and bound the wait. */
     bool (*commit_later)(void *arg);
+    /* Optional: called after a successful commit once its answers are
+     * held (or written), for work that should not delay them (the
+     * detector's run carried past the commit). */
+    void (*after_commit)(void *arg);
+    /* Optional, with early writes (http_server_set_early_writes): whether
+     * after_commit is going to keep the loop busy.  Only then are the held
+     * answers offered to the writer thread; an idle loop writes them as
+     * soon as it hears of their sync (NULL: always offer). */
+    bool (*busy_after_commit)(void *arg);
 };
 
 struct http_server_config {
@@ -180,6 +189,21 @@ size_t http_server_conn_count(const struct http_server *s);
  * later tickets will never be durable: they become 500 {"error":
  * "Internal error"} (streams are closed) and are written too. */
 void http_server_durable(struct http_server *s, uint64_t durable, bool failed);
+/* Early writes (optional, deferred durability): from now on the held
+ * answers are also offered to a writer thread of the server's, which
+ * http_server_durable_hook() wakes; a store's sync thread calls that
+ * right after a sync, before the loop hears of it (store_set_durable_hook).
+ * The loop then spends no system call on the answers the writer got to
+ * first, and their clients get them without waiting for a busy loop.
+ * What the socket would not take, or the writer did not reach, the loop
+ * writes as before at http_server_durable().  Off (the default) nothing
+ * changes; turning it off joins the thread. */
+void http_server_set_early_writes(struct http_server *s, bool on);
+/* The durable hook: has the writer thread write every answer held for a
+ * ticket <= ticket (any thread; returns at once). */
+void http_server_durable_hook(void *arg, uint64_t ticket);
+/* Answers written by the hook so far (metrics, tests). */
+uint64_t http_server_early_writes(struct http_server *s);
 /* Responses held for durability right now (metrics, tests). */
 size_t http_server_held_count(const struct http_server *s);
 /* Keep-alive clients answered in the last couple of milliseconds that

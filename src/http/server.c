@@ -20,6 +20,20 @@
  * timeout until http_conn_complete() queues the answer like any other
  * (held until the next commit), or until it dies and deferred_closed runs.
  *
+ * Early writes (deferred durability, http_server_set_early_writes): when
+ * an iteration's answers are held for a ticket, each connection whose
+ * output is exactly those answers also gets a send job on a queue guarded
+ * by sj_mu.  The store's sync thread, right after the sync that makes the
+ * ticket durable, posts the ticket to the server's writer thread, which
+ * takes the jobs and sends them (non-blocking).  The loop, on hearing of
+ * the ticket, settles each job before it releases the answers: a job not
+ * taken yet it takes back and writes itself (an idle loop often gets there
+ * first), one being sent it waits for, and for one sent it counts what
+ * went out and writes the rest.
+ * A held connection takes no request, so its output does not change while
+ * a job is out; the loop settles a connection's job (waiting for a send in
+ * progress) before anything else writes to it or frees it.
+ *
  * Connections are never freed inside their own callbacks: conn_kill()
  * stops the watchers and queues the connection on the reap list, which
  * the prepare callback empties (redis's freeClientAsync idea).
@@ -39,6 +53,7 @@
 #include <ev.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +73,16 @@
 #define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 enum entry_kind { ENT_HANDLER = 0, ENT_SERVER, ENT_STREAM };
+
+/* An early write (see the file comment); fields under the server's sj_mu
+ * while queued or taken. */
+enum sj_state { SJ_IDLE = 0, SJ_NEW, SJ_TAKEN, SJ_DONE };
+struct send_job {
+    int fd;
+    const char *data;
+    size_t len, sent;
+    enum sj_state state;
+};
 
 /* One response queued during the current iteration: [start, end) of out. */
 struct out_entry {
@@ -88,7 +113,9 @@ struct http_conn {
     enum http_parse_phase seen_phase;
     ev_tstamp last_activity, phase_since, write_since, linger_since, timer_at;
     bool pending, dead, close_after, linger, lingering, peer_eof;
-    bool held; /* pending and past its commit: waits for durability */
+    bool held;          /* pending and past its commit: waits for durability */
+    bool sj_out;        /* loop's view: sj is queued, taken or done, not settled */
+    struct send_job sj; /* its early write, when held (state != SJ_IDLE) */
     bool streaming, stream_accepted, stream_open_due, in_handler;
     void (*stream_open)(void *arg, struct http_conn *c);
     void (*stream_closed)(void *arg, struct http_conn *c);
@@ -127,6 +154,22 @@ struct http_server {
         struct http_conn *list;
     } * held;
     size_t nheld, held_cap;
+    /* Early writes: the queue of jobs not taken yet (ticket order). */
+    bool early;
+    pthread_mutex_t sj_mu;
+    pthread_cond_t sj_cv; /* a taken job is done */
+    struct sj_entry {
+        uint64_t ticket;
+        struct send_job *job;
+    } * sjq;
+    size_t nsjq, sjq_cap;
+    uint64_t early_writes; /* under sj_mu */
+    /* The writer thread: the durable hook posts tickets to it. */
+    pthread_t sj_th;
+    bool sj_th_on;
+    pthread_cond_t sj_go;          /* under sj_mu: sj_ticket moved, or sj_stop */
+    uint64_t sj_ticket, sj_served; /* under sj_mu */
+    bool sj_stop;                  /* under sj_mu */
     /* Answers written lately whose keep-alive clients have not asked
      * again yet (http_server_expected): each written answer adds one,
      * each new request takes one; forgotten after EXPECT_TTL_S. */
@@ -144,6 +187,7 @@ struct http_server {
 
 static void conn_kill(struct http_conn *c);
 static void conn_timer_update(struct http_conn *c);
+static void sj_settle_locked(struct http_server *s, struct http_conn *c);
 static void conn_resume(struct http_conn *c);
 
 static int64_t mono_us(void)
@@ -501,10 +545,199 @@ static void read_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 /* ---- writing ---------------------------------------------------------- */
 
+/* ---- early writes (see the file comment) ------------------------------ */
+
+/* Under sj_mu: takes c's job back from the queue, or waits for the hook
+ * to finish sending it, and counts what it sent. */
+static void sj_settle_locked(struct http_server *s, struct http_conn *c)
+{
+    struct send_job *j = &c->sj;
+    if (j->state == SJ_NEW) {
+        for (size_t i = 0; i < s->nsjq; i++) {
+            if (s->sjq[i].job == j) {
+                memmove(&s->sjq[i], &s->sjq[i + 1], (s->nsjq - i - 1) * sizeof *s->sjq);
+                s->nsjq--;
+                break;
+            }
+        }
+    }
+    while (j->state == SJ_TAKEN)
+        pthread_cond_wait(&s->sj_cv, &s->sj_mu);
+    if (j->state == SJ_DONE && j->sent) {
+        c->out_sent += j->sent;
+        c->write_since = ev_now(s->loop);
+    }
+    j->state = SJ_IDLE;
+    c->sj_out = false;
+}
+
+/* Before anything else writes to c or frees it. */
+static void sj_settle(struct http_conn *c)
+{
+    if (!c->sj_out)
+        return;
+    pthread_mutex_lock(&c->srv->sj_mu);
+    sj_settle_locked(c->srv, c);
+    pthread_mutex_unlock(&c->srv->sj_mu);
+}
+
+/* Whether c's output is exactly the answers being held, nothing of it
+ * sent, nothing else to come (no stream, no deferred answer). */
+static bool sj_eligible(const struct http_conn *c)
+{
+    if (c->dead || c->streaming || c->stream_open_due || c->deferred || !c->nents ||
+        c->out_sent != c->mark || c->out.len <= c->mark || ev_is_active(&c->wio))
+        return false;
+    for (size_t i = 0; i < c->nents; i++)
+        if (c->ents[i].kind == ENT_STREAM)
+            return false;
+    return true;
+}
+
+/* Offers the held connections of list to the hook, for ticket. */
+static void sj_offer(struct http_server *s, struct http_conn *list, uint64_t ticket)
+{
+    pthread_mutex_lock(&s->sj_mu);
+    for (struct http_conn *c = list; c; c = c->pend_next) {
+        if (c->sj_out || !sj_eligible(c))
+            continue;
+        if (s->nsjq == s->sjq_cap) {
+            s->sjq_cap = s->sjq_cap ? s->sjq_cap * 2 : 64;
+            s->sjq = xrealloc(s->sjq, s->sjq_cap * sizeof *s->sjq);
+        }
+        c->sj = (struct send_job){.fd = c->fd,
+                                  .data = c->out.data + c->mark,
+                                  .len = c->out.len - c->mark,
+                                  .state = SJ_NEW};
+        c->sj_out = true;
+        s->sjq[s->nsjq].ticket = ticket;
+        s->sjq[s->nsjq].job = &c->sj;
+        s->nsjq++;
+    }
+    pthread_mutex_unlock(&s->sj_mu);
+}
+
+#define SJ_TAKE_MAX 64
+
+/* Sends every queued job of a ticket <= ticket (the writer thread). */
+static void sj_send_upto(struct http_server *s, uint64_t ticket)
+{
+    struct send_job *take[SJ_TAKE_MAX];
+    size_t sent[SJ_TAKE_MAX];
+    for (;;) {
+        size_t n = 0, k = 0;
+        pthread_mutex_lock(&s->sj_mu);
+        for (size_t i = 0; i < s->nsjq; i++) {
+            if (s->sjq[i].ticket <= ticket && n < SJ_TAKE_MAX) {
+                s->sjq[i].job->state = SJ_TAKEN;
+                take[n++] = s->sjq[i].job;
+            } else {
+                s->sjq[k++] = s->sjq[i];
+            }
+        }
+        s->nsjq = k;
+        pthread_mutex_unlock(&s->sj_mu);
+        if (!n)
+            return;
+        for (size_t i = 0; i < n; i++) {
+            const struct send_job *j = take[i];
+            size_t off = 0;
+            while (off < j->len) {
+                ssize_t r = send(j->fd, j->data + off, j->len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r <= 0)
+                    break; /* full or failing: the loop writes the rest, or finds out */
+                off += (size_t)r;
+            }
+            sent[i] = off;
+        }
+        pthread_mutex_lock(&s->sj_mu);
+        for (size_t i = 0; i < n; i++) {
+            take[i]->sent = sent[i];
+            take[i]->state = SJ_DONE;
+            if (sent[i])
+                s->early_writes++;
+        }
+        pthread_cond_broadcast(&s->sj_cv);
+        pthread_mutex_unlock(&s->sj_mu);
+    }
+}
+
+/* The writer thread: the sync thread only posts the ticket (so that the
+ * next sync is not kept waiting behind the sends), this thread sends. */
+static void *sj_thread(void *arg)
+{
+    struct http_server *s = arg;
+    pthread_mutex_lock(&s->sj_mu);
+    for (;;) {
+        while (!s->sj_stop && s->sj_ticket <= s->sj_served)
+            pthread_cond_wait(&s->sj_go, &s->sj_mu);
+        if (s->sj_stop)
+            break;
+        uint64_t t = s->sj_ticket;
+        s->sj_served = t;
+        pthread_mutex_unlock(&s->sj_mu);
+        sj_send_upto(s, t);
+        pthread_mutex_lock(&s->sj_mu);
+    }
+    pthread_mutex_unlock(&s->sj_mu);
+    return NULL;
+}
+
+void http_server_durable_hook(void *arg, uint64_t ticket)
+{
+    struct http_server *s = arg;
+    pthread_mutex_lock(&s->sj_mu);
+    if (ticket > s->sj_ticket) {
+        s->sj_ticket = ticket;
+        pthread_cond_signal(&s->sj_go);
+    }
+    pthread_mutex_unlock(&s->sj_mu);
+}
+
+static void sj_thread_stop(struct http_server *s)
+{
+    if (!s->sj_th_on)
+        return;
+    pthread_mutex_lock(&s->sj_mu);
+    s->sj_stop = true;
+    pthread_cond_signal(&s->sj_go);
+    pthread_mutex_unlock(&s->sj_mu);
+    pthread_join(s->sj_th, NULL);
+    s->sj_th_on = false;
+    s->sj_stop = false;
+}
+
+void http_server_set_early_writes(struct http_server *s, bool on)
+{
+    if (on && !s->sj_th_on) {
+        if (pthread_create(&s->sj_th, NULL, sj_thread, s) != 0) {
+            log_warn("http: no writer thread; answers are written by the loop");
+            return;
+        }
+        s->sj_th_on = true;
+    } else if (!on) {
+        sj_thread_stop(s); /* jobs still queued are taken back by the loop */
+    }
+    s->early = on;
+}
+
+uint64_t http_server_early_writes(struct http_server *s)
+{
+    pthread_mutex_lock(&s->sj_mu);
+    uint64_t n = s->early_writes;
+    pthread_mutex_unlock(&s->sj_mu);
+    return n;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
 /* Writes what may be written (not the held responses of a pending
  * connection).  Returns 0, or -1 when the connection died. */
 static int conn_write(struct http_conn *c)
 {
+    sj_settle(c);
     size_t limit = c->pending ? c->mark : c->out.len;
     while (c->out_sent < limit) {
         ssize_t n = send(c->fd, c->out.data + c->out_sent, limit - c->out_sent, MSG_NOSIGNAL);
@@ -794,6 +1027,7 @@ static void deferred_req_free(struct http_conn *c)
 static void conn_free(struct http_conn *c)
 {
     struct http_server *s = c->srv;
+    sj_settle(c); /* no send may be out on the descriptor closed below */
     ev_io_stop(s->loop, &c->rio);
     ev_io_stop(s->loop, &c->wio);
     ev_timer_stop(s->loop, &c->tmr);
@@ -972,6 +1206,8 @@ static void hold(struct http_server *s, struct http_conn *list, uint64_t ticket)
     }
     for (struct http_conn *c = list; c; c = c->pend_next)
         c->held = true;
+    if (s->early && (!s->h.busy_after_commit || s->h.busy_after_commit(s->h.arg)))
+        sj_offer(s, list, ticket);
     s->held[s->nheld].ticket = ticket;
     s->held[s->nheld].list = list;
     s->nheld++;
@@ -984,6 +1220,21 @@ void http_server_durable(struct http_server *s, uint64_t durable, bool failed)
         n++;
     if (n == 0)
         return;
+    /* Early writes first: what the hook sent counts as sent. */
+    bool locked = false;
+    for (size_t i = 0; i < n; i++) {
+        for (struct http_conn *c = s->held[i].list; c; c = c->pend_next) {
+            if (!c->sj_out)
+                continue;
+            if (!locked) {
+                pthread_mutex_lock(&s->sj_mu);
+                locked = true;
+            }
+            sj_settle_locked(s, c);
+        }
+    }
+    if (locked)
+        pthread_mutex_unlock(&s->sj_mu);
     /* Writing frees no connection (reaping waits for the prepare phase)
      * and holds nothing new: the groups can be released in place. */
     for (size_t i = 0; i < n; i++)
@@ -1020,8 +1271,10 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
     int crc = 0;
     if (s->handled && s->h.commit_later && !s->draining && s->h.commit_later(s->h.arg))
         goto reap; /* the batch stays open: responses stay pending */
+    bool committed = false;
     if (s->handled) {
         s->handled = false;
+        committed = true;
         if (s->h.commit)
             crc = s->h.commit(s->h.arg);
         if (crc)
@@ -1036,6 +1289,8 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
         hold(s, list, ticket);
     else
         release(list, crc != 0);
+    if (committed && !crc && s->h.after_commit)
+        s->h.after_commit(s->h.arg);
 reap:
     while (s->reap_head) {
         struct http_conn *c = s->reap_head;
@@ -1064,6 +1319,9 @@ struct http_server *http_server_new(struct ev_loop *loop, const struct http_serv
         goto fail;
     }
     s = xcalloc(1, sizeof *s);
+    pthread_mutex_init(&s->sj_mu, NULL);
+    pthread_cond_init(&s->sj_cv, NULL);
+    pthread_cond_init(&s->sj_go, NULL);
     s->loop = loop;
     s->h = *h;
     s->lim.max_header_bytes = cfg->max_header_bytes ? cfg->max_header_bytes : 16 * 1024;
@@ -1102,6 +1360,9 @@ struct http_server *http_server_new(struct ev_loop *loop, const struct http_serv
     return s;
 fail:
     if (s) {
+        pthread_mutex_destroy(&s->sj_mu);
+        pthread_cond_destroy(&s->sj_cv);
+        pthread_cond_destroy(&s->sj_go);
         free(s->cors_origin);
         buf_free(&s->res.headers);
         buf_free(&s->res.body);
@@ -1165,6 +1426,7 @@ void http_server_free(struct http_server *s)
 {
     if (!s)
         return;
+    sj_thread_stop(s); /* before the connections its jobs point into go */
     close_listeners(s);
     ev_prepare_stop(s->loop, &s->prep);
     s->pend_head = NULL;
@@ -1178,6 +1440,10 @@ void http_server_free(struct http_server *s)
         s->conns->pending = false;
         conn_free(s->conns);
     }
+    free(s->sjq);
+    pthread_mutex_destroy(&s->sj_mu);
+    pthread_cond_destroy(&s->sj_cv);
+    pthread_cond_destroy(&s->sj_go);
     free(s->cors_origin);
     buf_free(&s->res.headers);
     buf_free(&s->res.body);

@@ -33,6 +33,10 @@ struct sqlite_sync {
     unsigned delay_us;
     int fail_errno;
     struct sqlite_sync_stats st;
+    /* The durable hook, under hook_mu (held while it runs). */
+    pthread_mutex_t hook_mu;
+    void (*hook)(void *arg, uint64_t ticket);
+    void *hook_arg;
 };
 
 /* fsync of the directory, so that a WAL file just created stays linked. */
@@ -99,6 +103,13 @@ static void *thread_main(void *arg)
             e = errno;
         }
 
+        if (!rc) {
+            /* before publishing: done >= T must mean T's hook returned */
+            pthread_mutex_lock(&y->hook_mu);
+            if (y->hook)
+                y->hook(y->hook_arg, target);
+            pthread_mutex_unlock(&y->hook_mu);
+        }
         pthread_mutex_lock(&y->mu);
         y->st.syncs++;
         if (rc) {
@@ -133,11 +144,13 @@ struct sqlite_sync *sqlite_sync_start(const char *wal_path, char *err, size_t er
         goto fail;
     }
     pthread_mutex_init(&y->mu, NULL);
+    pthread_mutex_init(&y->hook_mu, NULL);
     pthread_cond_init(&y->cv, NULL);
     pthread_cond_init(&y->done_cv, NULL);
     if (pthread_create(&y->th, NULL, thread_main, y) != 0) {
         snprintf(err, errlen, "cannot start the sync thread");
         pthread_mutex_destroy(&y->mu);
+        pthread_mutex_destroy(&y->hook_mu);
         pthread_cond_destroy(&y->cv);
         pthread_cond_destroy(&y->done_cv);
         close(y->efd);
@@ -160,6 +173,14 @@ void sqlite_sync_request(struct sqlite_sync *y, uint64_t ticket)
         pthread_cond_signal(&y->cv);
     }
     pthread_mutex_unlock(&y->mu);
+}
+
+void sqlite_sync_set_hook(struct sqlite_sync *y, void (*fn)(void *arg, uint64_t ticket), void *arg)
+{
+    pthread_mutex_lock(&y->hook_mu);
+    y->hook = fn;
+    y->hook_arg = fn ? arg : NULL;
+    pthread_mutex_unlock(&y->hook_mu);
 }
 
 uint64_t sqlite_sync_done(struct sqlite_sync *y, int *err)
@@ -204,6 +225,7 @@ void sqlite_sync_stop(struct sqlite_sync *y)
     pthread_mutex_unlock(&y->mu);
     pthread_join(y->th, NULL);
     pthread_mutex_destroy(&y->mu);
+    pthread_mutex_destroy(&y->hook_mu);
     pthread_cond_destroy(&y->cv);
     pthread_cond_destroy(&y->done_cv);
     if (y->wal_fd >= 0)

@@ -27,8 +27,16 @@
  * may have dropped the dirty pages): every ticket not yet covered fails
  * with it, and the store refuses further commits.
  *
+ * Durable hook.  An owner may have the thread run a function after each
+ * successful fdatasync, before the covered tickets are published (so that
+ * whoever sees sqlite_sync_done() >= T knows the hook for T has returned).
+ * The server uses it to wake its writer thread, which writes the answers
+ * the moment they are durable instead of waiting for a busy loop to get
+ * round to them (http.h, http_server_set_early_writes).
+ *
  * Thread-safety: request/done/wait are called by the store's thread; the
- * sync thread touches only its own descriptors.
+ * sync thread touches only its own descriptors (and whatever the hook
+ * touches, which the hook's owner guards).
  */
 #ifndef GP_STORE_SQLITE_SYNC_H
 #define GP_STORE_SQLITE_SYNC_H
@@ -52,6 +60,10 @@ void sqlite_sync_clear_fd(struct sqlite_sync *y);
 /* Blocks until ticket is synced or the thread failed; returns 0 or the
  * error. */
 int sqlite_sync_wait(struct sqlite_sync *y, uint64_t ticket);
+/* Sets (fn non-NULL) or clears the durable hook: fn(arg, ticket) runs on
+ * the sync thread after each successful sync, with the highest ticket it
+ * covered.  Returns once no call of the previous hook is running. */
+void sqlite_sync_set_hook(struct sqlite_sync *y, void (*fn)(void *arg, uint64_t ticket), void *arg);
 /* Stops and joins the thread (after syncing what was requested). */
 void sqlite_sync_stop(struct sqlite_sync *y);
 

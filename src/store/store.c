@@ -1174,6 +1174,11 @@ int store_sync_fd(struct store *s)
     return s->ops->sync_fd ? s->ops->sync_fd(s) : -1;
 }
 
+bool store_set_durable_hook(struct store *s, void (*fn)(void *arg, uint64_t ticket), void *arg)
+{
+    return s->ops->set_durable_hook ? s->ops->set_durable_hook(s, fn, arg) : false;
+}
+
 uint64_t store_sync_poll(struct store *s, int *err)
 {
     if (!s->ops->sync_poll) {

@@ -350,6 +350,12 @@ int store_sync_fd(struct store *s);
  * receives the sticky sync error, 0 when none: tickets above the
  * returned one then never become durable and commits fail from then on. */
 uint64_t store_sync_poll(struct store *s, int *err);
+/* Has fn(arg, ticket) run on the sync thread right after each successful
+ * sync and before its tickets count as durable (sqlite_sync.h, "Durable
+ * hook"); fn NULL clears it, waiting for a running call to return.  The
+ * hook must not call the store.  Returns false (nothing set) without
+ * deferred sync. */
+bool store_set_durable_hook(struct store *s, void (*fn)(void *arg, uint64_t ticket), void *arg);
 
 /* ---------- change stream ---------- */
 

@@ -97,6 +97,7 @@ struct store_ops {
     uint64_t (*sync_pending)(struct store *s);
     int (*sync_fd)(struct store *s);
     uint64_t (*sync_poll)(struct store *s, int *err);
+    bool (*set_durable_hook)(struct store *s, void (*fn)(void *arg, uint64_t ticket), void *arg);
 };
 
 /* The part of every store that store.c manages. */

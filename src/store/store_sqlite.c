@@ -1249,6 +1249,15 @@ static int sq_sync_fd(struct store *s)
     return q->sync ? sqlite_sync_fd(q->sync) : -1;
 }
 
+static bool sq_set_durable_hook(struct store *s, void (*fn)(void *arg, uint64_t ticket), void *arg)
+{
+    struct sq *q = sq_of(s);
+    if (!q->sync)
+        return false;
+    sqlite_sync_set_hook(q->sync, fn, arg);
+    return true;
+}
+
 static uint64_t sq_sync_poll(struct store *s, int *err)
 {
     struct sq *q = sq_of(s);
@@ -1532,6 +1541,7 @@ static const struct store_ops sqlite_ops = {
     .sync_pending = sq_sync_pending,
     .sync_fd = sq_sync_fd,
     .sync_poll = sq_sync_poll,
+    .set_durable_hook = sq_set_durable_hook,
 };
 
 #ifdef UNITTEST

@@ -23,6 +23,15 @@ tui_keys 7
 check "Health: Last-Event-ID 503 shown" "wait_for ' 503' 3"
 check "Health: last event time shown" '! cap | grep -q "LIVE .* never .* never"'
 tui_keys 2
+# The first reconcile loads history (nothing is marked); only a later one
+# backfills.  On a loaded machine it may still be in flight here: wait for
+# it, or the reconcile after the restart would count as the first.
+for _ in $(seq 100); do
+    grep -q "GET /api/threats " "$FAKE_LOG" && break
+    sleep 0.1
+done
+check "the first reconcile ran before the outage" 'grep -q "GET /api/threats " "$FAKE_LOG"'
+sleep 0.5
 
 fake_stop
 t0=$(now_ms)

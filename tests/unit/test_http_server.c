@@ -182,6 +182,8 @@ static void wake_cb(struct ev_loop *loop, ev_async *w, int revents)
     } else if (cmd == 3) {
         http_server_durable(t->srv, (uint64_t)atomic_load(&t->durable_arg),
                             atomic_load(&t->durable_fail) != 0);
+    } else if (cmd == 4) {
+        http_server_set_early_writes(t->srv, true);
     } else if (cmd == 2) {
         http_server_free(t->srv);
         t->srv = NULL;
@@ -202,7 +204,12 @@ static struct tsrv *tsrv_start(const struct http_server_config *cfg)
 {
     struct tsrv *t = calloc(1, sizeof *t);
     char err[256];
-    struct http_handler h = {t, handle, commit, done, commit_ticket, commit_later};
+    struct http_handler h = {.arg = t,
+                             .handle = handle,
+                             .commit = commit,
+                             .done = done,
+                             .commit_ticket = commit_ticket,
+                             .commit_later = commit_later};
     t->loop = ev_loop_new(EVFLAG_AUTO);
     t->srv = http_server_new(t->loop, cfg, &h, err, sizeof err);
     if (!t->srv) {
@@ -656,7 +663,7 @@ static void test_ipv6(void **state)
     tsrv_stop(t);
     /* bad specifications are refused with a message */
     char err[256];
-    struct http_handler h = {NULL, handle, NULL, NULL, NULL, NULL};
+    struct http_handler h = {.handle = handle};
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
     const char *bad[] = {"127.0.0.1", "::1:80", "127.0.0.1:99999", "[::1]80", "host:port"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -950,6 +957,112 @@ static void test_durable_hold(void **state)
     tsrv_stop(t);
 }
 
+/* Waits (bounded) for the server's writer thread to have written n early answers. */
+static uint64_t early_wait(struct tsrv *t, uint64_t n)
+{
+    for (int i = 0; i < 400 && http_server_early_writes(t->srv) < n; i++)
+        usleep(5000);
+    usleep(50000); /* and a moment for any it should not write */
+    return http_server_early_writes(t->srv);
+}
+
+/* Early writes: the durable hook (here called from the test's thread, as
+ * the store's sync thread would) has the server's writer thread write held
+ * answers before the loop hears of the ticket; the loop then counts them as sent, writes what the
+ * socket did not take, and the connection goes on.  A job whose connection died, or whose sync
+ * failed, is taken back unsent. */
+static void test_early_writes(void **state)
+{
+    (void)state;
+    struct http_server_config cfg = base_cfg();
+    struct tsrv *t = tsrv_start(&cfg);
+    tsrv_cmd(t, 4);
+    usleep(50000);
+    struct cli *c = cli_open(t->port);
+    atomic_store(&t->tickets_on, 1);
+    int h = atomic_load(&t->handled);
+    cli_send(c, "GET /e1 HTTP/1.1\r\n\r\n");
+    for (int i = 0; i < 200 && atomic_load(&t->handled) < h + 1; i++)
+        usleep(5000);
+    usleep(50000); /* past the iteration's prepare: held */
+    uint64_t t1 = (uint64_t)atomic_load(&t->ticket);
+    assert_false(readable(c, 200));
+    http_server_durable_hook(t->srv, t1 - 1); /* an older ticket writes nothing */
+    assert_false(readable(c, 200));
+    assert_int_equal(early_wait(t, 0), 0);
+    http_server_durable_hook(t->srv, t1);
+    assert_int_equal(early_wait(t, 1), 1);
+    /* the loop has not been told: the answer is out all the same */
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_int_equal(g_resp.status, 200);
+    assert_non_null(strstr(g_resp.body, "/e1"));
+    /* still held in the loop's eyes: the next request waits */
+    h = atomic_load(&t->handled);
+    cli_send(c, "GET /e2 HTTP/1.1\r\n\r\n");
+    usleep(150000);
+    assert_int_equal(atomic_load(&t->handled), h);
+    durable(t, t1, false);
+    for (int i = 0; i < 200 && atomic_load(&t->handled) < h + 1; i++)
+        usleep(5000);
+    assert_int_equal(atomic_load(&t->handled), h + 1);
+    usleep(50000);
+    assert_false(readable(c, 100)); /* nothing written twice */
+    uint64_t t2 = (uint64_t)atomic_load(&t->ticket);
+    /* the loop learns first: it writes the answer itself */
+    durable(t, t2, false);
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_non_null(strstr(g_resp.body, "/e2"));
+    assert_int_equal(http_server_early_writes(t->srv), 1);
+    http_server_durable_hook(t->srv, t2); /* nothing left for it */
+    assert_int_equal(early_wait(t, 1), 1);
+
+    /* a 3 MB answer: the hook writes what the socket takes, the loop the rest */
+    cli_send(c, "GET /big HTTP/1.1\r\n\r\n");
+    usleep(150000);
+    uint64_t t3 = (uint64_t)atomic_load(&t->ticket);
+    assert_true(t3 > t2);
+    http_server_durable_hook(t->srv, t3);
+    assert_int_equal(early_wait(t, 2), 2);
+    durable(t, t3, false);
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_int_equal(g_resp.status, 200);
+    assert_int_equal(g_resp.content_length, 3 * 1024 * 1024);
+    assert_memory_equal(g_resp.body, "0123456789abcdef", 16);
+    cli_send(c, "GET /after HTTP/1.1\r\n\r\n");
+    usleep(150000);
+    uint64_t t4 = (uint64_t)atomic_load(&t->ticket);
+    durable(t, t4, false);
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_non_null(strstr(g_resp.body, "/after"));
+
+    /* a failed sync: the queued job is taken back, the answer is a 500 */
+    cli_send(c, "GET /fails HTTP/1.1\r\n\r\n");
+    usleep(150000);
+    durable(t, t4, true);
+    assert_int_equal(cli_read(c, &g_resp, false), 0);
+    assert_int_equal(g_resp.status, 500);
+    http_server_durable_hook(t->srv, (uint64_t)atomic_load(&t->ticket));
+    assert_int_equal(early_wait(t, 2), 2); /* /e1 and /big only */
+
+    /* a connection that dies with its job queued is freed cleanly (ASan),
+     * and the hook then finds nothing of it */
+    struct cli *d = cli_open(t->port);
+    h = atomic_load(&t->handled);
+    cli_send(d, "GET /dies HTTP/1.1\r\n\r\n");
+    for (int i = 0; i < 200 && atomic_load(&t->handled) < h + 1; i++)
+        usleep(5000);
+    usleep(50000);
+    cli_close(d);
+    usleep(100000);
+    durable(t, (uint64_t)atomic_load(&t->ticket), false);
+    usleep(100000);
+    http_server_durable_hook(t->srv, (uint64_t)atomic_load(&t->ticket));
+    assert_int_equal(early_wait(t, 2), 2);
+    atomic_store(&t->tickets_on, 0);
+    cli_close(c);
+    tsrv_stop(t);
+}
+
 /* A postponed commit: the first request's answer waits until a later
  * iteration commits, and both requests share that one commit. */
 static void test_commit_later(void **state)
@@ -1093,6 +1206,7 @@ int main(void)
         cmocka_unit_test_setup(test_drain, setup),
         cmocka_unit_test_setup(test_commit_order, setup),
         cmocka_unit_test_setup(test_durable_hold, setup),
+        cmocka_unit_test_setup(test_early_writes, setup),
         cmocka_unit_test_setup(test_commit_later, setup),
         cmocka_unit_test_setup(test_stream, setup),
         cmocka_unit_test_setup(test_cors, setup),
