@@ -31,6 +31,11 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 check "the first reconcile ran before the outage" 'grep -q "GET /api/threats " "$FAKE_LOG"'
+if ! grep -q "GET /api/threats " "$FAKE_LOG"; then
+    echo "# fake log:"; sed 's/^/#   /' "$FAKE_LOG" | tail -n 30
+    echo "# tui stderr:"; sed 's/^/#   /' "$GP_DIR/tui.err" | tail -n 30
+    echo "# screen:"; cap | sed 's/^/#   /' | head -n 30
+fi
 sleep 0.5
 
 fake_stop
