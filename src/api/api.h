@@ -174,12 +174,10 @@ double api_counter_pending(struct api_req *r, const char *pk, const char *sk, co
 /* Email privacy hash (API.md §3.9 Reimpl): HMAC-SHA256(server pepper,
  * lowercase(trim(email))), lowercase hex. */
 void api_email_hash(struct api_req *r, const char *email, char out[65]);
-/* Issues a brand API key: writes its APIKEY# item (SHA-256 only) in the
- * request's commit and returns the key text (shown once). */
-int api_issue_brand_key(struct api_req *r, const char *brand_id, char key_out[72]);
-/* The same key generated, but its APIKEY# item returned (NULL on a bad
- * brand id) for the caller to write, e.g. in one transaction with the
- * brand's own items; key_out is zeroed on failure. */
+/* Generates a brand API key into key_out (the text, shown once) and
+ * returns its APIKEY# item (SHA-256 only; NULL on a bad brand id, key_out
+ * then zeroed) for the caller to write, in one transaction with the
+ * brand's own items (POST /api/brands). */
 cJSON *api_brand_key_item(struct api_req *r, const char *brand_id, char key_out[72]);
 /* Appends an audit entry (who = the request's principal, when = now) to
  * the audit trail, in the same commit as the request's other writes.

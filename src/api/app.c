@@ -119,7 +119,7 @@ static int app_metrics_source(void *arg, struct store *s, struct buf *out)
                       "# TYPE genuproof_http_held_responses gauge\n"
                       "genuproof_http_held_responses %zu\n"
                       "# HELP genuproof_http_early_writes_total Held answers written by the "
-                      "store's sync thread right after their sync.\n"
+                      "server's writer thread right after their sync.\n"
                       "# TYPE genuproof_http_early_writes_total counter\n"
                       "genuproof_http_early_writes_total %llu\n",
                       ms.hits, ms.misses, ms.drops, ms.resets, ms.entries,
@@ -796,16 +796,4 @@ cJSON *api_brand_key_item(struct api_req *r, const char *brand_id, char key_out[
     if (!item)
         memset(key_out, 0, 72);
     return item;
-}
-
-int api_issue_brand_key(struct api_req *r, const char *brand_id, char key_out[72])
-{
-    cJSON *item = api_brand_key_item(r, brand_id, key_out);
-    if (!item)
-        return ERR_INVALID;
-    int rc = store_put(r->app->store, item, NULL);
-    cJSON_Delete(item);
-    if (rc)
-        memset(key_out, 0, 72);
-    return rc;
 }

@@ -543,12 +543,10 @@ static void read_cb(struct ev_loop *loop, ev_io *w, int revents)
     conn_on_readable(container_of(w, struct http_conn, rio));
 }
 
-/* ---- writing ---------------------------------------------------------- */
-
 /* ---- early writes (see the file comment) ------------------------------ */
 
-/* Under sj_mu: takes c's job back from the queue, or waits for the hook
- * to finish sending it, and counts what it sent. */
+/* Under sj_mu: takes c's job back from the queue, or waits for the writer
+ * thread to finish sending it, and counts what it sent. */
 static void sj_settle_locked(struct http_server *s, struct http_conn *c)
 {
     struct send_job *j = &c->sj;
@@ -594,7 +592,7 @@ static bool sj_eligible(const struct http_conn *c)
     return true;
 }
 
-/* Offers the held connections of list to the hook, for ticket. */
+/* Offers the held connections of list to the writer thread, for ticket. */
 static void sj_offer(struct http_server *s, struct http_conn *list, uint64_t ticket)
 {
     pthread_mutex_lock(&s->sj_mu);
@@ -1220,7 +1218,7 @@ void http_server_durable(struct http_server *s, uint64_t durable, bool failed)
         n++;
     if (n == 0)
         return;
-    /* Early writes first: what the hook sent counts as sent. */
+    /* Early writes first: what the writer thread sent counts as sent. */
     bool locked = false;
     for (size_t i = 0; i < n; i++) {
         for (struct http_conn *c = s->held[i].list; c; c = c->pend_next) {
