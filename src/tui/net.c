@@ -21,8 +21,9 @@
  * real duration it is; the level
  * drops back to the first step after 60 s LIVE) -> CONNECTING ...; an HTTP
  * 4xx other than 408/429 gives ERROR, retried every 60 s.  Entering LIVE
- * runs the reconcile poll (POLL_THREATS) at once.  Every period goes
- * through scaled().
+ * runs the reconcile poll (POLL_THREATS) at once; a reconcile that gets
+ * no answer, or a 408, 429 or 5xx, is tried again after 5 s instead of
+ * its 60 s period.  Every period goes through scaled().
  *
  * Polls: one tick timer checks the due time of every periodic poll (per
  * brand or global) and the stall deadline of every stream.  A poll whose
@@ -74,6 +75,10 @@
 #define NET_POLL_TIMEOUT_S 20.0
 #define NET_CONNECT_S      10.0
 #define NET_TICK_S         0.5
+/* A reconcile that failed on the way (no answer, 408, 429, 5xx) is tried
+ * again this soon rather than a whole period later: it is what finds the
+ * threats a reconnect missed. */
+#define NET_RECONCILE_RETRY_S 5.0
 
 struct nsock {
     ev_io io;
@@ -810,6 +815,26 @@ static void finish_stream(struct net *n, struct xfer *x, CURLcode code)
     stream_ended(s, why[0] ? why : NULL, ra > 0 ? (long)ra : 0);
 }
 
+/* Whether a finished reconcile failed in a way worth trying again soon:
+ * no answer (refused, timed out, reset) or a transient status.  A 4xx
+ * such as 401/403 waits for the next period: retrying cannot help. */
+static bool reconcile_failed(CURLcode code, CURL *easy)
+{
+    long status = 0;
+    if (code != CURLE_OK)
+        return true;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    return status == 408 || status == 429 || status >= 500;
+}
+
+/* Brings the next reconcile of s forward to NET_RECONCILE_RETRY_S. */
+static void reconcile_soon(struct stream *s)
+{
+    int64_t soon = time_mono_ms() + ms_of(scaled(NET_RECONCILE_RETRY_S));
+    if (s->due[POLL_THREATS] > soon)
+        s->due[POLL_THREATS] = soon;
+}
+
 static void finish_poll(struct net *n, struct xfer *x, CURLcode code)
 {
     char text[CURL_ERROR_SIZE + 32];
@@ -824,6 +849,8 @@ static void finish_poll(struct net *n, struct xfer *x, CURLcode code)
             n->ondemand--;
     } else if (x->s) {
         x->s->inflight[k] = false;
+        if (k == POLL_THREATS && reconcile_failed(code, x->easy))
+            reconcile_soon(x->s);
     } else if (k == POLL_PROBE) {
         if (n->probes_inflight)
             n->probes_inflight--;

@@ -513,6 +513,10 @@ def main():
     Handler.st = st
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.allow_reuse_address = True
+    # socketserver listens with a backlog of 5: a dashboard's burst of
+    # polls on a loaded machine then loses SYNs, whose 1 s retransmission
+    # outlasts the client's scaled connect timeout (0.5 s at 0.05).
+    ThreadingHTTPServer.request_queue_size = 128
     srv = ThreadingHTTPServer(("127.0.0.1", opts.port), Handler)
 
     def stop(*_):

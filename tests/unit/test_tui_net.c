@@ -63,6 +63,8 @@ static struct {
     int stream_conns;
     int ops_active, ops_max_active;
     int ops_delay_ms;
+    int threats_fail;   /* that many reconciles answered with threats_status */
+    int threats_status; /* 0: closed without an answer */
     size_t nrec;
     struct rec rec[MAX_REC];
     char last_body[256];
@@ -153,7 +155,8 @@ static void handler(void *arg, const struct mini_req *r, int fd)
 {
     (void)arg;
     enum stream_mode mode;
-    int conn = 0, delay = 0;
+    int conn = 0, delay = 0, fail_status = 0;
+    bool fail = false;
     struct rec rc;
 
     memset(&rc, 0, sizeof rc);
@@ -171,6 +174,11 @@ static void handler(void *arg, const struct mini_req *r, int fd)
         conn = ++S.stream_conns;
     if (!strcmp(r->method, "POST"))
         snprintf(S.last_body, sizeof S.last_body, "%.200s", r->body);
+    if (!strncmp(r->path, "/api/threats", 12) && S.threats_fail > 0) {
+        S.threats_fail--;
+        fail_status = S.threats_status;
+        fail = true;
+    }
     if (!strncmp(r->path, "/api/ops-log", 12)) {
         S.ops_active++;
         if (S.ops_active > S.ops_max_active)
@@ -187,6 +195,10 @@ static void handler(void *arg, const struct mini_req *r, int fd)
         pthread_mutex_lock(&S.mu);
         S.ops_active--;
         pthread_mutex_unlock(&S.mu);
+    } else if (fail && fail_status == 0) {
+        return; /* closed without an answer */
+    } else if (fail) {
+        mini_reply(fd, fail_status, "application/json", "{\"error\":\"Unavailable\"}");
     } else if (!strncmp(r->path, "/api/threats", 12)) {
         mini_reply(fd, 200, "application/json", "{\"threats\":[],\"count\":0}");
     } else if (!strcmp(r->path, "/big")) {
@@ -210,6 +222,7 @@ static void server_reset(enum stream_mode mode)
     S.nrec = 0;
     S.ops_active = S.ops_max_active = 0;
     S.ops_delay_ms = 0;
+    S.threats_fail = S.threats_status = 0;
     S.last_body[0] = '\0';
     pthread_mutex_unlock(&S.mu);
 }
@@ -720,6 +733,61 @@ static void test_poll_periods_and_refresh(void **state)
     fx_free(f);
 }
 
+/* Threats requests (reconciles) seen so far, with the time of the i-th. */
+static int64_t threats_at(int i)
+{
+    struct rec r;
+    return nth_req("/api/threats", i, &r) ? r.at_ms : -1;
+}
+
+static bool two_reconciles(struct fixture *f)
+{
+    (void)f;
+    return count_req(NULL, "/api/threats") >= 2;
+}
+
+/* A reconcile that fails on the way (no answer, 503) is tried again after
+ * 5 s (0.1 s here), not a period (60 s, 1.2 s here) later; a 403 is not. */
+static void test_failed_reconcile_retried_soon(void **state)
+{
+    (void)state;
+    static const char *const brands[] = {"b"};
+    static const int statuses[] = {0, 503};
+
+    for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
+        server_reset(SM_HOLD);
+        pthread_mutex_lock(&S.mu);
+        S.threats_fail = 1;
+        S.threats_status = statuses[i];
+        pthread_mutex_unlock(&S.mu);
+        struct fixture *f = fx_new(false, NULL);
+        assert_int_equal(net_set_brands(f->net, brands, 1), 0);
+        assert_true(run_until(f, two_reconciles, 1.0));
+        int64_t gap = threats_at(1) - threats_at(0);
+        /* 0.1 s and a tick (25 ms at most); the period would be 1.2 s */
+        assert_true(gap >= 90 && gap < 600);
+        /* the retry's answer reached the sink as a reply */
+        run_for(f, 0.05);
+        bool ok = false;
+        for (size_t k = 0; k < f->log->nrep; k++)
+            ok |= f->log->rep[k].k == POLL_THREATS && f->log->rep[k].status == 200;
+        assert_true(ok);
+        fx_free(f);
+    }
+
+    /* 403: the next reconcile waits for the period */
+    server_reset(SM_HOLD);
+    pthread_mutex_lock(&S.mu);
+    S.threats_fail = 100;
+    S.threats_status = 403;
+    pthread_mutex_unlock(&S.mu);
+    struct fixture *f = fx_new(false, NULL);
+    assert_int_equal(net_set_brands(f->net, brands, 1), 0);
+    run_for(f, 0.8);
+    assert_int_equal(count_req(NULL, "/api/threats"), 1);
+    fx_free(f);
+}
+
 static void test_no_pileup_when_slow(void **state)
 {
     (void)state;
@@ -1112,6 +1180,7 @@ int main(void)
         cmocka_unit_test(test_backoff_schedule_on_the_wire),
         cmocka_unit_test(test_server_retry_honoured),
         cmocka_unit_test(test_poll_periods_and_refresh),
+        cmocka_unit_test(test_failed_reconcile_retried_soon),
         cmocka_unit_test(test_no_pileup_when_slow),
         cmocka_unit_test(test_readonly_and_actions),
         cmocka_unit_test(test_verify_always_with_metadata),
