@@ -234,6 +234,9 @@ static void dlq_replay(struct api_req *r)
         memset(&pc, 0, sizeof pc);
         pc.s = api_store(r);
         pc.reader = DETECTOR_READER_DEFAULT;
+        /* DynamoDB: scanCount is the Streams detector's to fold, so a
+         * replayed scan counts it as the detector would have. */
+        pc.fold_scan_counts = store_counters_by_detector(pc.s);
         pc.velocity.min_total = DET_VELOCITY_MIN_TOTAL;
         pc.velocity.min_rate = DET_VELOCITY_MIN_RATE;
     }

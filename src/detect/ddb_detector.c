@@ -184,6 +184,9 @@ int ddbd_park(const struct det_proc_cfg *pc, const struct ddbd_target *t,
     cJSON *item = dlq_item_new(&rec->r, t->reader, why, attempts, pc->now_ms);
     int rc = item ? 0 : ERR_INVALID;
 
+    if (item)
+        cJSON_AddStringToObject(item, "streamPos", rec->pos);
+
     if (!rc) {
         wset_unit(ws, WSET_LAST);
         rc = wset_put(ws, item, NULL);

@@ -140,6 +140,8 @@ void dlq_write_json(struct jsonw *w, const cJSON *item)
     else
         jsonw_null(w);
     jsonw_kstr(w, "error", str_attr(item, "error"));
+    if (str_attr(item, "streamPos")) /* parked by the Streams detector */
+        jsonw_kstr(w, "streamPos", str_attr(item, "streamPos"));
     v = cJSON_GetObjectItemCaseSensitive(item, "image");
     jsonw_kjson(w, "image", cJSON_IsObject(v) ? v : NULL);
     jsonw_end(w);

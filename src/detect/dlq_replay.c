@@ -13,10 +13,13 @@
 #include "detect/dlq_replay.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/timeutil.h"
 #include "detect/consumer.h"
+#include "detect/ddb_detector.h"
+#include "detect/wset.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -76,6 +79,65 @@ static bool record_of(const cJSON *item, struct stream_record *r, struct dlq_rep
     return true;
 }
 
+/* A dead letter of the Streams detector names its stream position
+ * (streamPos: sequence@shard).  *behind tells whether the shard's
+ * checkpoint of reader covers it (or the shard is finished). */
+static int behind_shard(struct store *s, const char *reader, const char *pos, bool *behind)
+{
+    const char *at = strchr(pos, '@');
+    char seq[DDBS_SEQ_MAX + 1], cp[DET_POS_MAX + 1];
+    bool finished = false, found = false;
+    int rc;
+
+    *behind = false;
+    if (!at || at - pos != DET_POS_SEQ_DIGITS || strlen(pos) > DET_POS_MAX)
+        return 0;
+    rc = ddbd_checkpoint_get(s, reader, at + 1, seq, &finished, &found);
+    if (!rc && found)
+        *behind =
+            finished || (seq[0] && det_pos_format(cp, at + 1, seq) && det_pos_covers(cp, pos));
+    return rc;
+}
+
+/*
+ * With counters folded by the detector (DynamoDB), the replay writes what
+ * a batch of the Streams detector writes for the record (det_proc_collect:
+ * window state with its position, alerts, threatCount, scanCount, ops
+ * log), and the deletion of the dead letter joins the last transaction,
+ * so a replay is all or nothing whenever it fits one transaction (a scan
+ * does).
+ */
+static int commit_collected(struct det_proc *p, struct store *s, const char *dpk, const char *dsk)
+{
+    struct wset *ws = wset_new();
+    struct wset_plan plan = {0};
+    int rc = det_proc_collect(p, ws);
+
+    if (!rc && wset_count(ws) == 0) {
+        rc = store_delete(s, dpk, dsk, NULL);
+        goto out;
+    }
+    if (!rc)
+        rc = wset_plan(ws, STORE_TRANSACT_MAX - 1, 0, &plan);
+    for (size_t g = 0; !rc && g < plan.ngroups; g++) {
+        size_t nw;
+        const struct store_write *w = wset_plan_group(&plan, g, &nw);
+        if (g + 1 < plan.ngroups) {
+            rc = store_transact(s, w, nw, NULL);
+            continue;
+        }
+        struct store_write *all = xcalloc(nw + 1, sizeof *all);
+        memcpy(all, w, nw * sizeof *all);
+        all[nw] = (struct store_write){.kind = STORE_W_DELETE, .pk = dpk, .sk = dsk};
+        rc = store_transact(s, all, nw + 1, NULL);
+        free(all);
+    }
+out:
+    wset_plan_free(&plan);
+    wset_free(ws);
+    return rc;
+}
+
 int dlq_replay_item(const struct det_proc_cfg *cfg, const cJSON *item,
                     struct dlq_replay_result *out)
 {
@@ -98,10 +160,17 @@ int dlq_replay_item(const struct det_proc_cfg *cfg, const cJSON *item,
     pc.reader = reader && *reader && strlen(reader) <= DETECTOR_READER_MAX
                     ? reader
                     : DETECTOR_READER_DEFAULT;
-    rc = store_checkpoint_get(pc.s, pc.reader, &cp);
+    const char *pos = str_attr(item, "streamPos");
+    bool behind = false;
+    if (pos) {
+        rc = behind_shard(pc.s, pc.reader, pos, &behind);
+    } else {
+        rc = store_checkpoint_get(pc.s, pc.reader, &cp);
+        behind = r.seq <= cp;
+    }
     if (rc)
         goto out;
-    if (r.seq > cp) {
+    if (!behind) {
         refuse(out, "the record is ahead of the reader's checkpoint: the detector will process it");
         goto out;
     }
@@ -120,10 +189,14 @@ int dlq_replay_item(const struct det_proc_cfg *cfg, const cJSON *item,
                     "record is malformed)");
         goto out;
     }
-    /* The checkpoint keeps its value: the reader is already past r. */
-    rc = det_proc_flush(p, cp);
-    if (!rc)
-        rc = store_delete(pc.s, dpk, dsk, NULL);
+    if (pc.fold_scan_counts || pos) {
+        rc = commit_collected(p, pc.s, dpk, dsk);
+    } else {
+        /* The checkpoint keeps its value: the reader is already past r. */
+        rc = det_proc_flush(p, cp);
+        if (!rc)
+            rc = store_delete(pc.s, dpk, dsk, NULL);
+    }
     if (!rc)
         out->replayed = true;
 out:

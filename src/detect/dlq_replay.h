@@ -11,6 +11,11 @@
  * and on success the dead letter is deleted in the same store batch as
  * the alerts, counters, window state and ops-log entries it produces.
  * The reader's checkpoint does not move: it is already past the record.
+ * A dead letter of the Streams detector (DynamoDB) carries its position
+ * (streamPos) and is behind once its shard's checkpoint covers it; with
+ * cfg->fold_scan_counts (or such a position) the replay writes what a
+ * Streams batch would (det_proc_collect, scanCount included), the
+ * dead letter's deletion in the last transaction.
  */
 #ifndef GP_DETECT_DLQ_REPLAY_H
 #define GP_DETECT_DLQ_REPLAY_H

@@ -214,6 +214,8 @@ static int park(struct det_proc *p, const struct stream_record *r, const char *w
     cJSON *item = dlq_item_new(r, p->cfg.reader, why, 1, p->cfg.now_ms);
     if (!item)
         return ERR_INVALID;
+    if (p->cur_pos) /* collect mode: the replay checks the shard's checkpoint */
+        cJSON_AddStringToObject(item, "streamPos", p->cur_pos);
     cJSON_AddItemToArray(p->puts, item);
     p->counts.parked++;
     return 0;
@@ -1166,8 +1168,11 @@ static int collect_product(struct det_proc *p, struct det_product *pr, struct ws
 
         if (!it)
             return ERR_INVALID;
-        if (pr->mark_new) {
-            cJSON_AddStringToObject(it, "detPos", pr->mark_new);
+        /* Without a position of its own (a dead letter replayed) the
+         * state keeps the one it had, under the same condition. */
+        const char *mark = pr->mark_new ? pr->mark_new : pr->mark_loaded;
+        if (mark) {
+            cJSON_AddStringToObject(it, "detPos", mark);
             /* Optimistic: nobody else moved the state since we read it. */
             if (pr->mark_loaded) {
                 old = cJSON_CreateString(pr->mark_loaded);

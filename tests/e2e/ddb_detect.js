@@ -7,6 +7,10 @@
 //                                                   US, FR, JP within an hour (one geographic alert)
 //   node ddb_detect.js URL TABLE burst PID          one product scanned 12 times in 22 minutes
 //                                                   (one burst alert, count 3)
+//   node ddb_detect.js URL TABLE orphan PID         one tampered scan of PID, a product
+//                                                   that does not exist (yet): parked
+//   node ddb_detect.js URL TABLE product PID        writes PID's META (scanCount 0)
+//   node ddb_detect.js URL TABLE counts PID BRAND   prints {"scanCount","brandScans","dlq"}
 //   node ddb_detect.js URL TABLE stats BRAND        prints {"geo","burst","counts":{type:[...]},
 //                                                   "threatCount","opslog","leases":[...]}
 'use strict';
@@ -50,13 +54,13 @@ async function product(pid) {
 }
 
 let scanNo = 0;
-async function scan(pid, ms, country) {
+async function scan(pid, ms, country, result = 'authentic') {
     const ts = iso(ms);
     const id = `${process.pid.toString(16)}${(++scanNo).toString(16).padStart(6, '0')}`;
     await put({
         PK: `PRODUCT#${pid}`, SK: `SCAN#${ts}#${id}`, productId: pid, timestamp: ts,
         ip: '198.51.100.1', country, city: 'Somewhere', userAgent: 'Mozilla/5.0',
-        result: 'authentic', scanId: id,
+        result, scanId: id,
     });
 }
 
@@ -85,6 +89,23 @@ async function main() {
     } else if (cmd === 'burst') {
         await product(args[0]);
         for (let i = 0; i < 12; i++) await scan(args[0], T0 + i * 120000, 'US');
+    } else if (cmd === 'orphan') {
+        await scan(args[0], T0, 'US', 'suspicious');
+    } else if (cmd === 'product') {
+        await product(args[0]);
+    } else if (cmd === 'counts') {
+        const items = await scanAll();
+        const out = { scanCount: null, brandScans: null, dlq: 0 };
+        for (const it of items) {
+            const pk = it.PK.S, sk = it.SK.S;
+            if (pk === `PRODUCT#${args[0]}` && sk === 'META' && it.scanCount)
+                out.scanCount = Number(it.scanCount.N);
+            else if (pk === `BRAND#${args[1]}` && sk === 'STATS' && it.scanCount)
+                out.brandScans = Number(it.scanCount.N);
+            else if (pk.startsWith('DLQ#'))
+                out.dlq++;
+        }
+        process.stdout.write(JSON.stringify(out) + '\n');
     } else if (cmd === 'stats') {
         const items = await scanAll();
         const out = { geo: 0, burst: 0, counts: {}, threatCount: 0, opslog: 0, leases: [] };

@@ -175,11 +175,122 @@ static void test_ahead_of_checkpoint_refused(void **state)
     fx_close(&f);
 }
 
+static double attr_num(struct fx *f, const char *pk, const char *sk, const char *attr)
+{
+    cJSON *it = NULL;
+    double n = -1;
+    if (store_get(f->s, pk, sk, true, &it) == 0)
+        n = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, attr))
+                ? cJSON_GetObjectItemCaseSensitive(it, attr)->valuedouble
+                : -1;
+    cJSON_Delete(it);
+    return n;
+}
+
+/* The Streams detector's checkpoint of one shard (ddb_detector.c's item). */
+static void shard_checkpoint(struct fx *f, const char *reader, const char *shard, const char *seq)
+{
+    struct key pk;
+    cJSON *it = cJSON_CreateObject();
+    cJSON_AddStringToObject(it, "PK", key_checkpoint_pk(&pk, reader));
+    cJSON_AddStringToObject(it, "SK", shard);
+    cJSON_AddStringToObject(it, "seq", seq);
+    cJSON_AddFalseToObject(it, "finished");
+    assert_int_equal(store_put(f->s, it, NULL), 0);
+    cJSON_Delete(it);
+}
+
+/* A dead letter of the Streams detector (DynamoDB): it carries its stream
+ * position, is behind its reader once that shard's checkpoint covers the
+ * position, and with counters folded by the detector its replay counts
+ * the scan in the product's and the brand's scanCount, keeps the window
+ * state's position and deletes the dead letter in the same transaction. */
+static void test_streams_dead_letter(void **state)
+{
+    (void)state;
+    struct fx f;
+    struct dlq_replay_result res;
+    struct stream_record r = {0};
+    struct key ppk, bpk;
+    char pos[DET_POS_MAX + 1], mark[DET_POS_MAX + 1];
+    cJSON *img, *item, *st;
+
+    fx_open(&f);
+    fx_product(&f, PID, BRAND, "2026-06-01T00:00:00.000Z");
+    key_product_pk(&ppk, PID);
+    key_brand_pk(&bpk, BRAND);
+    assert_true(det_pos_format(pos, "shardId-A", "5"));
+    assert_true(det_pos_format(mark, "shardId-A", "9"));
+    /* the product's window state, written by a later batch of the shard */
+    st = cJSON_CreateObject();
+    cJSON_AddStringToObject(st, "PK", ppk.s);
+    cJSON_AddStringToObject(st, "SK", KEY_SK_DETSTATE);
+    cJSON_AddStringToObject(st, "detPos", mark);
+    assert_int_equal(store_put(f.s, st, NULL), 0);
+    cJSON_Delete(st);
+
+    img = cJSON_CreateObject();
+    cJSON_AddStringToObject(img, "PK", ppk.s);
+    cJSON_AddStringToObject(img, "SK", "SCAN#2026-06-20T10:00:00.000Z#00000005");
+    cJSON_AddStringToObject(img, "productId", PID);
+    cJSON_AddStringToObject(img, "timestamp", "2026-06-20T10:00:00.000Z");
+    cJSON_AddStringToObject(img, "country", "US");
+    cJSON_AddStringToObject(img, "result", "suspicious");
+    r.seq = 5;
+    r.ts_ms = FX_NOW_MS;
+    r.kind = STORE_INSERT;
+    r.pk = ppk.s;
+    r.sk = "SCAN#2026-06-20T10:00:00.000Z#00000005";
+    r.image = img;
+    item = dlq_item_new(&r, "streams", "product not found (or without brandId)", 1, FX_NOW_MS);
+    assert_non_null(item);
+    cJSON_AddStringToObject(item, "streamPos", pos);
+    assert_int_equal(store_put(f.s, item, NULL), 0);
+
+    struct det_proc_cfg c = proc_cfg(&f);
+    c.fold_scan_counts = true;
+
+    /* no checkpoint of the shard, then one before the record: ahead */
+    assert_int_equal(dlq_replay_item(&c, item, &res), 0);
+    assert_false(res.replayed);
+    assert_non_null(strstr(res.error, "ahead of the reader's checkpoint"));
+    shard_checkpoint(&f, "streams", "shardId-A", "4");
+    assert_int_equal(dlq_replay_item(&c, item, &res), 0);
+    assert_false(res.replayed);
+    /* another shard's checkpoint does not count */
+    shard_checkpoint(&f, "streams", "shardId-B", "99");
+    assert_int_equal(dlq_replay_item(&c, item, &res), 0);
+    assert_false(res.replayed);
+    assert_true(fx_threat_count(&f, BRAND) == 0);
+
+    /* the shard's checkpoint past it: replayed */
+    shard_checkpoint(&f, "streams", "shardId-A", "7");
+    assert_int_equal(dlq_replay_item(&c, item, &res), 0);
+    assert_true(res.replayed);
+    assert_int_equal(res.counts.alerts_created, 1);
+    assert_true(fx_threat_count(&f, BRAND) == 1);
+    assert_true(attr_num(&f, ppk.s, KEY_SK_META, "scanCount") == 1);
+    assert_true(attr_num(&f, bpk.s, KEY_SK_STATS, "scanCount") == 1);
+    {
+        cJSON *ds = NULL;
+        assert_int_equal(store_get(f.s, ppk.s, KEY_SK_DETSTATE, true, &ds), 0);
+        assert_string_equal(fx_str(ds, "detPos"), mark);
+        cJSON_Delete(ds);
+        cJSON *d = NULL;
+        assert_int_equal(store_get(f.s, fx_str(item, "PK"), fx_str(item, "SK"), true, &d),
+                         ERR_NOTFOUND);
+    }
+    cJSON_Delete(item);
+    cJSON_Delete(img);
+    fx_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_then_replayed),
         cmocka_unit_test(test_ahead_of_checkpoint_refused),
+        cmocka_unit_test(test_streams_dead_letter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
