@@ -202,6 +202,44 @@ static void tail_cb(struct ev_loop *loop, ev_timer *w, int revents)
         classify_driver_on_commit(b->classifier, head);
 }
 
+/* Webhook deliveries and the model classifier: readers of the SQLite
+ * change stream (worker 0 only). */
+static int start_stream_readers(struct backend *b, const struct opt_values *o)
+{
+    char err[512];
+    struct webhook_dispatch_config wc = {
+        .allow_private = opt_flag(o, "allow-private-webhooks"),
+    };
+    if (wc.allow_private)
+        log_warn("webhooks may target private and loopback addresses (--allow-private-webhooks)");
+    b->webhooks = webhook_dispatch_new(b->store, b->loop, &wc, err, sizeof err);
+    if (!b->webhooks) {
+        log_error("%s", err);
+        return SERVE_EXIT_FAIL;
+    }
+    app_add_commit_listener(b->app, webhook_dispatch_on_commit, b->webhooks);
+
+    enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
+    classify_provider_parse(opt_str(o, "classifier"), &prov);
+    if (prov != CLASSIFY_PROVIDER_RULES) {
+        struct classify_driver_config cc = {
+            .model = {.provider = prov,
+                      .url = opt_str(o, "classifier-url"),
+                      .model = opt_str(o, "classifier-model"),
+                      .timeout_s = (double)opt_int(o, "classifier-timeout")},
+        };
+        b->classifier = classify_driver_new(b->store, b->loop, &cc, err, sizeof err);
+        if (!b->classifier) {
+            log_error("%s", err);
+            return SERVE_EXIT_USAGE;
+        }
+        app_add_commit_listener(b->app, classify_driver_on_commit, b->classifier);
+        log_info("model classifier: %s (rules stand on any model error)",
+                 classify_provider_name(prov));
+    }
+    return 0;
+}
+
 static int start_services(struct backend *b, const struct opt_values *o,
                           const struct http_server_config *hc, const struct backend_config *cfg)
 {
@@ -285,36 +323,20 @@ static int start_services(struct backend *b, const struct opt_values *o,
 
     if (!lead)
         return 0; /* webhooks and the classifier run in worker 0 only */
-    struct webhook_dispatch_config wc = {
-        .allow_private = opt_flag(o, "allow-private-webhooks"),
-    };
-    if (wc.allow_private)
-        log_warn("webhooks may target private and loopback addresses (--allow-private-webhooks)");
-    b->webhooks = webhook_dispatch_new(b->store, b->loop, &wc, err, sizeof err);
-    if (!b->webhooks) {
-        log_error("%s", err);
-        return SERVE_EXIT_FAIL;
+    int st = 0;
+    if (!store_has_stream(b->store)) {
+        /* Both read the change stream of the SQLite store; DynamoDB
+         * Streams is the Streams detector's.  Said once here rather than
+         * by a reader failing over and over. */
+        log_warn("webhooks: not delivered on this store (DynamoDB): deliveries are made from the "
+                 "SQLite change stream; registrations are kept");
+        if (opt_str(o, "classifier") && strcmp(opt_str(o, "classifier"), "rules") != 0)
+            log_warn("model classifier: not run on this store (DynamoDB); the rules classify");
+    } else {
+        st = start_stream_readers(b, o);
     }
-    app_add_commit_listener(b->app, webhook_dispatch_on_commit, b->webhooks);
-
-    enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
-    classify_provider_parse(opt_str(o, "classifier"), &prov);
-    if (prov != CLASSIFY_PROVIDER_RULES) {
-        struct classify_driver_config cc = {
-            .model = {.provider = prov,
-                      .url = opt_str(o, "classifier-url"),
-                      .model = opt_str(o, "classifier-model"),
-                      .timeout_s = (double)opt_int(o, "classifier-timeout")},
-        };
-        b->classifier = classify_driver_new(b->store, b->loop, &cc, err, sizeof err);
-        if (!b->classifier) {
-            log_error("%s", err);
-            return SERVE_EXIT_USAGE;
-        }
-        app_add_commit_listener(b->app, classify_driver_on_commit, b->classifier);
-        log_info("model classifier: %s (rules stand on any model error)",
-                 classify_provider_name(prov));
-    }
+    if (st)
+        return st;
     if (multi) {
         double every = scaled(BACKEND_TAIL_S);
         store_stream_head(b->store, &b->tail_head);

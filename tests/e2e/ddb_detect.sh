@@ -167,6 +167,10 @@ jq -n --argjson b "$before" --argjson a "$after" -e '$a.scanCount == 1 and $a.br
 [ "$(stats | jq .threatCount)" = $((t_before + 1)) ] && pass "threatCount +1" || fail "threatCount: $t_before -> $(stats | jq .threatCount)"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "$A" -d "{\"seq\":$seq}" "$api/api/admin/dlq/replay")
 [ "$code" = 404 ] && pass "the dead letter is gone (404)" || fail "second replay: $code"
+# webhooks read the SQLite change stream: said once at start, no reader failing over and over
+[ "$(grep -c 'webhooks: not delivered on this store' "$dir/serve.log")" = 1 ] \
+    && ! grep -q 'reading the change stream failed' "$dir/serve.log" \
+    && pass "serve on DynamoDB: webhooks off, said once" || fail "serve log: $(grep -i webhook "$dir/serve.log" | head -3)"
 
 for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
