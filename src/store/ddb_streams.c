@@ -243,26 +243,31 @@ void ddbs_records_free(struct ddbs_record *recs, size_t n)
     free(recs);
 }
 
-/* The record's 63-bit number: the sequence number when it fits, else a
- * hash of shard and sequence number. */
+/* The record's number, from 1 to 2^53 so that it is exact as a JSON
+ * number (a dead letter's "seq", which POST /api/admin/dlq/replay takes
+ * back): the sequence number when it fits, else a 53-bit hash of shard
+ * and sequence number (real DynamoDB's are 21 digits and more). */
 static uint64_t seq64(const char *shard, const char *seq)
 {
+    const uint64_t exact = 1ULL << 53;
     uint64_t v = 0, h = 1469598103934665603ULL;
     const char *s = seq;
 
     while (*s == '0' && s[1])
         s++;
-    if (strlen(s) <= 18) {
+    if (strlen(s) <= 16) {
         for (; *s; s++)
             v = v * 10 + (uint64_t)(*s - '0');
-        return v;
+        if (v >= 1 && v <= exact)
+            return v;
     }
     for (s = shard; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     h = (h ^ 0xffu) * 1099511628211ULL;
     for (s = seq; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h & 0x7fffffffffffffffULL;
+    h &= exact - 1;
+    return h ? h : 1;
 }
 
 int ddbs_record_from_json(const cJSON *rec, const char *shard, struct ddbs_record *out)

@@ -100,13 +100,31 @@ static void t_big_sequence(void **state)
                       "\"SequenceNumber\":\"111600000000012345678901235\"}}");
     (void)state;
 
-    /* Longer than 64 bits: a 63-bit hash, distinct per sequence. */
+    /* Past 2^53: a hash of 53 bits (exact as a JSON number, as a dead
+     * letter's seq must be), distinct per sequence. */
     assert_int_equal(ddbs_record_from_json(j1, "s", &a), 0);
     assert_int_equal(ddbs_record_from_json(j2, "s", &b), 0);
     assert_true(a.r.seq != b.r.seq);
-    assert_true(a.r.seq < (1ULL << 63) && b.r.seq < (1ULL << 63));
+    assert_true(a.r.seq >= 1 && a.r.seq <= (1ULL << 53));
+    assert_true(b.r.seq >= 1 && b.r.seq <= (1ULL << 53));
     assert_true(det_pos_covers(b.pos, a.pos));
     assert_false(det_pos_covers(a.pos, b.pos));
+    ddbs_record_clear(&a);
+    ddbs_record_clear(&b);
+    cJSON_Delete(j1);
+    cJSON_Delete(j2);
+
+    /* 2^53 itself is kept; 2^53 + 1 (16 digits) is hashed into range */
+    j1 = parse("{\"eventName\":\"INSERT\",\"dynamodb\":{"
+               "\"Keys\":{\"PK\":{\"S\":\"A\"},\"SK\":{\"S\":\"B\"}},"
+               "\"SequenceNumber\":\"9007199254740992\"}}");
+    j2 = parse("{\"eventName\":\"INSERT\",\"dynamodb\":{"
+               "\"Keys\":{\"PK\":{\"S\":\"A\"},\"SK\":{\"S\":\"B\"}},"
+               "\"SequenceNumber\":\"9007199254740993\"}}");
+    assert_int_equal(ddbs_record_from_json(j1, "s", &a), 0);
+    assert_int_equal(ddbs_record_from_json(j2, "s", &b), 0);
+    assert_true(a.r.seq == (1ULL << 53));
+    assert_true(b.r.seq >= 1 && b.r.seq <= (1ULL << 53) && b.r.seq != a.r.seq);
     ddbs_record_clear(&a);
     ddbs_record_clear(&b);
     cJSON_Delete(j1);

@@ -12,6 +12,7 @@
 #include "detect/checks.h"
 #include "detect/dlq.h"
 #include "detect/dlq_replay.h"
+#include "store/ddb_streams.h"
 
 #define BRAND "5019622c-9860-4b83-a5c6-adb82ebd0412"
 #define PID   "e084595c97320cfcc85309943f345760"
@@ -210,17 +211,16 @@ static void test_streams_dead_letter(void **state)
     (void)state;
     struct fx f;
     struct dlq_replay_result res;
-    struct stream_record r = {0};
+    struct ddbs_record rec;
     struct key ppk, bpk;
     char pos[DET_POS_MAX + 1], mark[DET_POS_MAX + 1];
-    cJSON *img, *item, *st;
+    cJSON *item, *st;
 
     fx_open(&f);
     fx_product(&f, PID, BRAND, "2026-06-01T00:00:00.000Z");
     key_product_pk(&ppk, PID);
     key_brand_pk(&bpk, BRAND);
-    assert_true(det_pos_format(pos, "shardId-A", "5"));
-    assert_true(det_pos_format(mark, "shardId-A", "9"));
+    assert_true(det_pos_format(mark, "shardId-A", "300000000000000499900"));
     /* the product's window state, written by a later batch of the shard */
     st = cJSON_CreateObject();
     cJSON_AddStringToObject(st, "PK", ppk.s);
@@ -229,21 +229,24 @@ static void test_streams_dead_letter(void **state)
     assert_int_equal(store_put(f.s, st, NULL), 0);
     cJSON_Delete(st);
 
-    img = cJSON_CreateObject();
-    cJSON_AddStringToObject(img, "PK", ppk.s);
-    cJSON_AddStringToObject(img, "SK", "SCAN#2026-06-20T10:00:00.000Z#00000005");
-    cJSON_AddStringToObject(img, "productId", PID);
-    cJSON_AddStringToObject(img, "timestamp", "2026-06-20T10:00:00.000Z");
-    cJSON_AddStringToObject(img, "country", "US");
-    cJSON_AddStringToObject(img, "result", "suspicious");
-    r.seq = 5;
-    r.ts_ms = FX_NOW_MS;
-    r.kind = STORE_INSERT;
-    r.pk = ppk.s;
-    r.sk = "SCAN#2026-06-20T10:00:00.000Z#00000005";
-    r.image = img;
-    item = dlq_item_new(&r, "streams", "product not found (or without brandId)", 1, FX_NOW_MS);
+    /* as DynamoDB Streams delivers it: a 21-digit sequence number */
+    cJSON *sr = cJSON_Parse("{\"eventName\":\"INSERT\",\"dynamodb\":{"
+                            "\"Keys\":{\"PK\":{\"S\":\"PRODUCT#" PID
+                            "\"},\"SK\":{\"S\":\"SCAN#2026-06-20T10:00:00.000Z#5\"}},"
+                            "\"NewImage\":{\"PK\":{\"S\":\"PRODUCT#" PID
+                            "\"},\"SK\":{\"S\":\"SCAN#2026-06-20T10:00:00.000Z#5\"},"
+                            "\"productId\":{\"S\":\"" PID
+                            "\"},\"timestamp\":{\"S\":\"2026-06-20T10:00:00.000Z\"},"
+                            "\"country\":{\"S\":\"US\"},\"result\":{\"S\":\"suspicious\"}},"
+                            "\"SequenceNumber\":\"300000000000000499659\"}}");
+    assert_non_null(sr);
+    assert_int_equal(ddbs_record_from_json(sr, "shardId-A", &rec), 0);
+    cJSON_Delete(sr);
+    memcpy(pos, rec.pos, strlen(rec.pos) + 1);
+    item = dlq_item_new(&rec.r, "streams", "product not found (or without brandId)", 1, FX_NOW_MS);
     assert_non_null(item);
+    /* exact as a JSON number, so that {"seq": n} finds it */
+    assert_true(cJSON_GetObjectItemCaseSensitive(item, "seq")->valuedouble <= 9007199254740992.0);
     cJSON_AddStringToObject(item, "streamPos", pos);
     assert_int_equal(store_put(f.s, item, NULL), 0);
 
@@ -254,7 +257,7 @@ static void test_streams_dead_letter(void **state)
     assert_int_equal(dlq_replay_item(&c, item, &res), 0);
     assert_false(res.replayed);
     assert_non_null(strstr(res.error, "ahead of the reader's checkpoint"));
-    shard_checkpoint(&f, "streams", "shardId-A", "4");
+    shard_checkpoint(&f, "streams", "shardId-A", "300000000000000499658");
     assert_int_equal(dlq_replay_item(&c, item, &res), 0);
     assert_false(res.replayed);
     /* another shard's checkpoint does not count */
@@ -264,7 +267,7 @@ static void test_streams_dead_letter(void **state)
     assert_true(fx_threat_count(&f, BRAND) == 0);
 
     /* the shard's checkpoint past it: replayed */
-    shard_checkpoint(&f, "streams", "shardId-A", "7");
+    shard_checkpoint(&f, "streams", "shardId-A", "300000000000000499700");
     assert_int_equal(dlq_replay_item(&c, item, &res), 0);
     assert_true(res.replayed);
     assert_int_equal(res.counts.alerts_created, 1);
@@ -281,7 +284,7 @@ static void test_streams_dead_letter(void **state)
                          ERR_NOTFOUND);
     }
     cJSON_Delete(item);
-    cJSON_Delete(img);
+    ddbs_record_clear(&rec);
     fx_close(&f);
 }
 
