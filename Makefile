@@ -114,7 +114,12 @@ $(B)/bench/%: bench/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB) $(REL_LIBS)
 
-test-build: $(B)/san/genuproof genuproof $(UNIT_BIN) $(FUZZ_REPLAY)
+# getaddrinfo() of every speed for the end-to-end tests (LD_PRELOAD).
+$(B)/san/tests/slow_dns.so: tests/tools/slow_dns.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared -o $@ $< -ldl
+
+test-build: $(B)/san/genuproof genuproof $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/san/tests/slow_dns.so
 
 test: deps
 	$(MAKE) -j$$(nproc) test-build

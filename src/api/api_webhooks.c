@@ -9,8 +9,11 @@
  *                                        BRAND  newest deliveries of one webhook
  *
  * Registration validates the target (http/https, no credentials, and
- * unless --allow-private-webhooks no private or loopback address, the
- * name being resolved with a bounded wait), requires the brand to exist,
+ * unless --allow-private-webhooks no private or loopback address: a name
+ * is looked up off the loop, the request deferred meanwhile (app_defer,
+ * at most WEBHOOKS_RESOLVE_TIMEOUT_S, 503 when too many lookups are
+ * running), so a slow name server holds no other request), requires the
+ * brand to exist,
  * caps a brand's active webhooks at WEBHOOK_MAX_PER_BRAND (so one event
  * fans out to a bounded number of deliveries) and returns the new secret
  * once.  Delete is a conditional update (D42): an unknown id is a 404 and
@@ -26,18 +29,22 @@
 #include "api/api_webhooks.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api_brands.h"
+#include "api/app.h"
 #include "api/pager.h"
 #include "api/webhook_decode.h"
 #include "core/brand.h"
 #include "core/ids.h"
 #include "core/keys.h"
 #include "core/webhook.h"
+#include "net/resolver.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/timescale.h"
+#include "util/xalloc.h"
 
 /* Longest wait for the registration-time DNS lookup (scaled). */
 #define WEBHOOKS_RESOLVE_TIMEOUT_S 3.0
@@ -57,35 +64,26 @@ static int count_active_cb(void *arg, const cJSON *item)
     return 0;
 }
 
-static void webhooks_create(struct api_req *r)
+/* What a registration needs once its target is checked. */
+struct reg {
+    const char *brand_id;
+    const char *url;
+    unsigned events;
+};
+
+/* The rest of POST /api/webhooks, the target checked: the brand, the cap,
+ * the item and the audit entry, the answer with the secret. */
+static void register_checked(struct api_req *r, const struct reg *in)
 {
-    struct webhook_create_req in;
     struct store_query q = {.sk_op = STORE_SK_BEGINS, .sk = KEY_PFX_WEBHOOK, .forward = true};
     struct count_active ca = {0};
     struct webhook_fields f;
-    char err[200], id[37], secret[WEBHOOK_SECRET_LEN + 1];
-    cJSON *body, *profile = NULL, *item = NULL;
+    char id[37], secret[WEBHOOK_SECRET_LEN + 1];
+    cJSON *profile = NULL, *item = NULL;
     struct key pk;
     int rc;
 
-    body = api_body(r);
-    if (!body)
-        return;
-    if (webhook_decode_create(body, &in, err, sizeof err)) {
-        /* A key of another brand hears 403, not why its body is wrong. */
-        if (in.brand_id && !api_require_brand(r, in.brand_id))
-            return;
-        api_error(r, 400, err);
-        return;
-    }
-    if (!api_require_brand(r, in.brand_id))
-        return;
-    if (webhook_url_check(in.url, api_allow_private_webhooks(r), scaled(WEBHOOKS_RESOLVE_TIMEOUT_S),
-                          err, sizeof err)) {
-        api_error(r, 400, err);
-        return;
-    }
-    if (!key_brand_pk(&pk, in.brand_id)) {
+    if (!key_brand_pk(&pk, in->brand_id)) {
         api_error(r, 400, "Invalid brandId");
         return;
     }
@@ -112,9 +110,9 @@ static void webhooks_create(struct api_req *r)
     ids_uuid4(id);
     webhook_secret_new(secret);
     f = (struct webhook_fields){.id = id,
-                                .brand_id = in.brand_id,
-                                .url = in.url,
-                                .events = in.events,
+                                .brand_id = in->brand_id,
+                                .url = in->url,
+                                .events = in->events,
                                 .created_at = r->now_iso,
                                 .secret = secret};
     item = webhook_item_new(&f);
@@ -125,7 +123,7 @@ static void webhooks_create(struct api_req *r)
     const struct store_cond absent = {.kind = STORE_COND_NOT_EXISTS};
     rc = store_put(api_store(r), item, &absent);
     if (!rc)
-        rc = api_audit(r, "webhook.created", in.brand_id, NULL, id);
+        rc = api_audit(r, "webhook.created", in->brand_id, NULL, id);
     if (rc) {
         api_fail(r, "Failed to create webhook", rc);
         goto out;
@@ -135,6 +133,123 @@ out:
     memset(secret, 0, sizeof secret);
     cJSON_Delete(profile);
     cJSON_Delete(item);
+}
+
+/* A registration waiting for the lookup of its host's name, which runs
+ * off the loop (net/resolver.h): the request is deferred meanwhile. */
+struct pending_reg {
+    struct api_resume resume;
+    struct resolver_job *job;
+    struct reg in;
+    int lookup_rc;
+    const struct addrinfo *addrs; /* during the resume only */
+    char *brand_id, *url;
+};
+
+static void pending_free(struct pending_reg *p)
+{
+    free(p->brand_id);
+    free(p->url);
+    free(p);
+}
+
+/* The client went away first: the lookup's answer is not wanted. */
+static void pending_closed(void *arg)
+{
+    struct pending_reg *p = arg;
+    resolver_cancel(p->job);
+    pending_free(p);
+}
+
+static void pending_resume(struct api_req *r, void *arg)
+{
+    struct pending_reg *p = arg;
+    char err[200];
+    if (webhook_addrs_check(p->lookup_rc, p->addrs, err, sizeof err)) {
+        api_error(r, 400, err);
+        return;
+    }
+    register_checked(r, &p->in);
+}
+
+static void pending_looked_up(void *arg, int rc, const struct addrinfo *res)
+{
+    struct pending_reg *p = arg;
+    p->job = NULL;
+    p->lookup_rc = rc;
+    p->addrs = res;
+    app_resume(&p->resume, pending_resume, p);
+    pending_free(p);
+}
+
+/* Defers the request until host is looked up; answers itself when the
+ * lookup cannot start (503 when too many are running). */
+static void register_after_lookup(struct api_req *r, struct resolver *rv, const char *host,
+                                  const struct reg *in)
+{
+    struct pending_reg *p = xcalloc(1, sizeof *p);
+    int rc;
+
+    p->brand_id = xstrdup(in->brand_id);
+    p->url = xstrdup(in->url);
+    p->in = (struct reg){.brand_id = p->brand_id, .url = p->url, .events = in->events};
+    rc = resolver_lookup(rv, host, scaled(WEBHOOKS_RESOLVE_TIMEOUT_S), pending_looked_up, p,
+                         &p->job);
+    if (rc == ERR_INVALID) {
+        pending_free(p);
+        api_error(r, 400, "Webhook host cannot be resolved");
+        return;
+    }
+    if (rc) {
+        pending_free(p);
+        api_fail(r, "Failed to create webhook", rc == ERR_THROTTLED ? ERR_UNAVAILABLE : rc);
+        return;
+    }
+    app_defer(r, &p->resume, pending_closed, p);
+}
+
+static void webhooks_create(struct api_req *r)
+{
+    struct webhook_create_req in;
+    struct webhook_url u;
+    struct resolver *rv;
+    char err[200];
+    bool lookup;
+    cJSON *body;
+
+    body = api_body(r);
+    if (!body)
+        return;
+    if (webhook_decode_create(body, &in, err, sizeof err)) {
+        /* A key of another brand hears 403, not why its body is wrong. */
+        if (in.brand_id && !api_require_brand(r, in.brand_id))
+            return;
+        api_error(r, 400, err);
+        return;
+    }
+    if (!api_require_brand(r, in.brand_id))
+        return;
+    if (webhook_url_precheck(in.url, api_allow_private_webhooks(r), &u, &lookup, err, sizeof err)) {
+        api_error(r, 400, err);
+        return;
+    }
+    const struct reg checked = {.brand_id = in.brand_id, .url = in.url, .events = in.events};
+    if (!lookup) {
+        register_checked(r, &checked);
+        return;
+    }
+    /* A served request waits for the name off the loop; a handler test
+     * (no loop, no connection) waits here, bounded. */
+    rv = r->http && r->http->conn ? app_resolver(r->app) : NULL;
+    if (rv) {
+        register_after_lookup(r, rv, u.host, &checked);
+        return;
+    }
+    if (webhook_url_check(in.url, false, scaled(WEBHOOKS_RESOLVE_TIMEOUT_S), err, sizeof err)) {
+        api_error(r, 400, err);
+        return;
+    }
+    register_checked(r, &checked);
 }
 
 static void webhooks_list(struct api_req *r)

@@ -32,6 +32,8 @@
 #include "core/crypto.h"
 #include "core/ids.h"
 #include "http/client.h"
+#include "http/server.h"
+#include "net/resolver.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -78,8 +80,9 @@ struct app {
     struct sse_hub *sse_hub;  /* set by serve; NULL in handler tests */
     /* set by serve in poll mode (instead of sse_hub) */
     struct sse_poll *sse_poll;
-    int commit_poison;        /* app_fail_commit: error of this iteration's commit */
-    struct http_client *http; /* outbound requests of handlers (app_http_client) */
+    int commit_poison;         /* app_fail_commit: error of this iteration's commit */
+    struct http_client *http;  /* outbound requests of handlers (app_http_client) */
+    struct resolver *resolver; /* name lookups of handlers (app_resolver) */
 };
 
 static char *path_with_suffix(const char *db, const char *suffix)
@@ -248,6 +251,7 @@ void app_free(struct app *a)
     counters_free(a->counters);
     verify_memo_free(a->memo);
     http_client_free(a->http);
+    resolver_free(a->resolver);
     free(a);
 }
 
@@ -559,6 +563,28 @@ static bool rate_limited(struct app *a, struct api_req *r)
 
 /* ---------- http_handler ---------- */
 
+/* A request joins the open group commit (one is opened when none is). */
+static void request_begin(struct app *a)
+{
+    if (a->batch_requests++ == 0)
+        a->batch_start_us = time_mono_us();
+    if (!store_batch_active(a->store)) {
+        int rc = store_batch_begin(a->store);
+        if (rc) /* writes then commit one by one: still durable before the reply */
+            log_msg(LOG_WARN, NULL, "store_batch_begin failed: %s", err_str(rc));
+    }
+}
+
+/* The end of a handler's run: a handler that answered nothing, or whose
+ * JSON could not be written, answers 500. */
+static void request_check(struct api_req *r, struct http_response *res)
+{
+    if (res->status == 0)
+        api_fail(r, "Internal error", ERR_INTERNAL);
+    else if (r->jw.b == &res->body && jsonw_error(&r->jw))
+        api_fail(r, "Internal error", jsonw_error(&r->jw));
+}
+
 void app_handle(void *arg, struct http_request *req, struct http_response *res)
 {
     struct app *a = arg;
@@ -567,13 +593,7 @@ void app_handle(void *arg, struct http_request *req, struct http_response *res)
     char allow[96];
 
     api_req_init(&r, a, req, res, time_now_ms());
-    if (a->batch_requests++ == 0)
-        a->batch_start_us = time_mono_us();
-    if (!store_batch_active(a->store)) {
-        int rc = store_batch_begin(a->store);
-        if (rc) /* writes then commit one by one: still durable before the reply */
-            log_msg(LOG_WARN, NULL, "store_batch_begin failed: %s", err_str(rc));
-    }
+    request_begin(a);
 
     switch (router_match(req->method, req->path, &rt, allow, sizeof allow)) {
     case ROUTER_NOT_FOUND:
@@ -597,10 +617,7 @@ void app_handle(void *arg, struct http_request *req, struct http_response *res)
     rt->fn(&r);
     if (res->deferred && !res->stream)
         goto out; /* answered later with http_conn_complete() (http.h) */
-    if (res->status == 0)
-        api_fail(&r, "Internal error", ERR_INTERNAL);
-    else if (r.jw.b == &res->body && jsonw_error(&r.jw))
-        api_fail(&r, "Internal error", jsonw_error(&r.jw));
+    request_check(&r, res);
 out:
     api_req_finish(&r);
 }
@@ -735,6 +752,73 @@ void app_done(void *arg, const struct http_request *req, const struct http_respo
     if (!rc)
         log_msg(LOG_INFO, buf_cstr(&b), "request");
     buf_free(&b);
+}
+
+/* ---------- deferred requests that write (app.h) ---------- */
+
+static void resume_conn_closed(void *arg, struct http_conn *c)
+{
+    struct api_resume *rs = arg;
+    (void)c;
+    rs->conn = NULL;
+    if (rs->closed)
+        rs->closed(rs->arg);
+}
+
+void app_defer(struct api_req *r, struct api_resume *rs, void (*closed)(void *arg), void *arg)
+{
+    memset(rs, 0, sizeof *rs);
+    rs->app = r->app;
+    rs->conn = r->http ? r->http->conn : NULL;
+    rs->who = r->who;
+    rs->now_ms = r->now_ms;
+    snprintf(rs->client_ip, sizeof rs->client_ip, "%s", r->client_ip);
+    snprintf(rs->country, sizeof rs->country, "%s", r->country);
+    snprintf(rs->city, sizeof rs->city, "%s", r->city);
+    rs->route = r->route;
+    rs->access = r->access;
+    rs->closed = closed;
+    rs->arg = arg;
+    r->res->deferred = true;
+    r->res->deferred_closed = resume_conn_closed;
+    r->res->deferred_arg = rs;
+}
+
+void app_resume(struct api_resume *rs, void (*fn)(struct api_req *r, void *arg), void *arg)
+{
+    struct app *a = rs->app;
+    struct http_response res;
+    struct api_req r;
+
+    if (!rs->conn)
+        return;
+    memset(&res, 0, sizeof res);
+    buf_init(&res.headers, 64 * 1024);
+    buf_init(&res.body, HTTP_RESPONSE_MAX);
+    api_req_init(&r, a, NULL, &res, rs->now_ms);
+    r.who = rs->who;
+    snprintf(r.client_ip, sizeof r.client_ip, "%s", rs->client_ip);
+    snprintf(r.country, sizeof r.country, "%s", rs->country);
+    snprintf(r.city, sizeof r.city, "%s", rs->city);
+    r.route = rs->route;
+    r.access = rs->access;
+    request_begin(a);
+    fn(&r, arg);
+    request_check(&r, &res);
+    api_req_finish(&r);
+    struct http_conn *c = rs->conn;
+    rs->conn = NULL;
+    if (http_conn_complete(c, &res))
+        log_msg(LOG_WARN, NULL, "could not complete a deferred answer");
+    buf_free(&res.headers);
+    buf_free(&res.body);
+}
+
+struct resolver *app_resolver(struct app *a)
+{
+    if (!a->resolver && a->loop)
+        a->resolver = resolver_new(a->loop, 0);
+    return a->resolver;
 }
 
 /* ---------- application services (api.h) ---------- */

@@ -119,6 +119,39 @@ struct ev_loop *app_loop(struct app *a);
  * created on first use on the app's loop and freed by app_free().  NULL
  * without a loop (handler tests) or when libcurl fails. */
 struct http_client *app_http_client(struct app *a);
+/* Name lookups of handlers (net/resolver.h; webhook registration),
+ * created on first use on the app's loop and freed by app_free(), after
+ * the server (whose deferred requests cancel their lookups).  NULL
+ * without a loop (handler tests). */
+struct resolver *app_resolver(struct app *a);
+
+/*
+ * Deferred requests that write.  A handler that has to wait for
+ * something outside the loop (a name lookup) saves the request with
+ * app_defer(), which marks the answer deferred (http.h); closed(arg) then
+ * runs if the client goes away first (the saved conn is NULL by then).
+ * When the wait is over, app_resume() runs fn(r, arg) on the loop as the
+ * rest of the request: r carries the saved principal, client, route and
+ * "now" (no query, body or headers: keep what you need), its writes join
+ * the open group commit like a new request's, and fn answers through r
+ * as a handler does; the answer goes out once that commit is durable.
+ */
+struct api_resume {
+    struct app *app;
+    struct http_conn *conn; /* NULL once the client is gone */
+    struct api_principal who;
+    int64_t now_ms;
+    char client_ip[64];
+    char country[64];
+    char city[128];
+    const char *route;
+    enum api_access access;
+    void (*closed)(void *arg);
+    void *arg;
+};
+void app_defer(struct api_req *r, struct api_resume *rs, void (*closed)(void *arg), void *arg);
+/* Answers the deferred request (nothing when its client is gone). */
+void app_resume(struct api_resume *rs, void (*fn)(struct api_req *r, void *arg), void *arg);
 /* Replaces the rate limiter's clock (ms, monotonic); NULL restores it. */
 void app_set_clock(struct app *a, int64_t (*mono_ms)(void *arg), void *arg);
 

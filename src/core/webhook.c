@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 #include "core/ids.h"
 #include "core/keys.h"
 #include "core/timeutil.h"
+#include "net/resolver.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -265,117 +265,7 @@ out:
     return rc;
 }
 
-/* ---- bounded name resolution ------------------------------------------ */
-
-struct resolve_job {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int refs; /* the waiter and the thread */
-    bool done;
-    int gai_rc;
-    struct addrinfo *res;
-    char host[WEBHOOK_HOST_MAX + 1];
-};
-
-static void job_release(struct resolve_job *j)
-{
-    bool last;
-
-    pthread_mutex_lock(&j->mu);
-    last = --j->refs == 0;
-    pthread_mutex_unlock(&j->mu);
-    if (!last)
-        return;
-    if (j->res)
-        freeaddrinfo(j->res);
-    pthread_mutex_destroy(&j->mu);
-    pthread_cond_destroy(&j->cv);
-    free(j);
-}
-
-static void *resolve_thread(void *arg)
-{
-    struct resolve_job *j = arg;
-    struct addrinfo hints, *res = NULL;
-    int rc;
-
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    rc = getaddrinfo(j->host, NULL, &hints, &res);
-    pthread_mutex_lock(&j->mu);
-    j->gai_rc = rc;
-    j->res = rc == 0 ? res : NULL;
-    j->done = true;
-    pthread_cond_signal(&j->cv);
-    pthread_mutex_unlock(&j->mu);
-    job_release(j);
-    return NULL;
-}
-
-/* Resolves host within timeout_s.  0 and *any_private set, ERR_NOTFOUND
- * (no address), ERR_TIMEOUT or ERR_IO. */
-static int resolve_check(const char *host, double timeout_s, bool *any_private)
-{
-    struct resolve_job *j = xcalloc(1, sizeof *j);
-    pthread_condattr_t ca;
-    pthread_attr_t ta;
-    pthread_t th;
-    struct timespec dl;
-    struct addrinfo *res = NULL;
-    int rc = 0, gai = 0;
-    bool done;
-
-    *any_private = false;
-    snprintf(j->host, sizeof j->host, "%s", host);
-    pthread_mutex_init(&j->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&j->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    j->refs = 2;
-    pthread_attr_init(&ta);
-    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&th, &ta, resolve_thread, j)) {
-        pthread_attr_destroy(&ta);
-        j->refs = 1;
-        job_release(j);
-        return ERR_IO;
-    }
-    pthread_attr_destroy(&ta);
-
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    {
-        double t = timeout_s > 0 ? timeout_s : 2.0;
-        long long ns = (long long)(t * 1e9) + dl.tv_nsec;
-        dl.tv_sec += (time_t)(ns / 1000000000LL);
-        dl.tv_nsec = (long)(ns % 1000000000LL);
-    }
-    pthread_mutex_lock(&j->mu);
-    while (!j->done) {
-        int w = pthread_cond_timedwait(&j->cv, &j->mu, &dl);
-        if (w == ETIMEDOUT)
-            break;
-    }
-    done = j->done;
-    if (done) {
-        gai = j->gai_rc;
-        res = j->res; /* taken over */
-        j->res = NULL;
-    }
-    pthread_mutex_unlock(&j->mu);
-    job_release(j);
-
-    if (!done)
-        return ERR_TIMEOUT;
-    if (gai != 0 || !res)
-        return ERR_NOTFOUND;
-    for (struct addrinfo *ai = res; ai; ai = ai->ai_next)
-        if (webhook_addr_private(ai->ai_addr))
-            *any_private = true;
-    freeaddrinfo(res);
-    return rc;
-}
+/* ---- the address check ------------------------------------------------ */
 
 static bool literal_private(const char *host)
 {
@@ -395,25 +285,49 @@ static bool literal_private(const char *host)
     return true;
 }
 
+int webhook_url_precheck(const char *url, bool allow_private, struct webhook_url *u, bool *lookup,
+                         char *err, size_t errlen)
+{
+    int rc = webhook_url_parse(url, u, err, errlen);
+
+    *lookup = false;
+    if (rc || allow_private)
+        return rc;
+    if (!u->host_is_ip) {
+        *lookup = true;
+        return 0;
+    }
+    if (literal_private(u->host))
+        return url_err(err, errlen, "Webhook URL must not point to a private or loopback address");
+    return 0;
+}
+
+int webhook_addrs_check(int lookup_rc, const struct addrinfo *res, char *err, size_t errlen)
+{
+    if (lookup_rc || !res)
+        return url_err(err, errlen, "Webhook host cannot be resolved");
+    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next)
+        if (webhook_addr_private(ai->ai_addr))
+            return url_err(err, errlen,
+                           "Webhook URL must not point to a private or loopback address");
+    return 0;
+}
+
 int webhook_url_check(const char *url, bool allow_private, double resolve_timeout_s, char *err,
                       size_t errlen)
 {
     struct webhook_url u;
-    bool priv = false;
-    int rc = webhook_url_parse(url, &u, err, errlen);
+    struct addrinfo *res = NULL;
+    bool lookup;
+    int rc = webhook_url_precheck(url, allow_private, &u, &lookup, err, errlen);
 
-    if (rc || allow_private)
+    if (rc || !lookup)
         return rc;
-    if (u.host_is_ip) {
-        priv = literal_private(u.host);
-    } else {
-        rc = resolve_check(u.host, resolve_timeout_s, &priv);
-        if (rc)
-            return url_err(err, errlen, "Webhook host cannot be resolved");
-    }
-    if (priv)
-        return url_err(err, errlen, "Webhook URL must not point to a private or loopback address");
-    return 0;
+    rc = resolver_lookup_wait(u.host, resolve_timeout_s, &res);
+    rc = webhook_addrs_check(rc, res, err, errlen);
+    if (res)
+        freeaddrinfo(res);
+    return rc;
 }
 
 /* ---- secrets and signatures ---------------------------------------- */

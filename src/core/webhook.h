@@ -66,6 +66,8 @@ bool webhook_id_ok(const char *id);
  * Families other than IPv4/IPv6 are refused too. */
 bool webhook_addr_private(const struct sockaddr *sa);
 
+struct addrinfo;
+
 struct webhook_url {
     char host[WEBHOOK_HOST_MAX + 1]; /* without IPv6 brackets */
     bool https;
@@ -84,14 +86,22 @@ int webhook_url_parse(const char *url, struct webhook_url *out, char *err, size_
 /*
  * webhook_url_parse() and, unless allow_private, the address check: an
  * IP literal is checked directly; a name is resolved (waiting at most
- * resolve_timeout_s; the lookup runs on a helper thread so the wait is
- * bounded) and refused when ANY of its addresses is private.  Returns 0,
- * or ERR_INVALID with the message in err: the parse messages, "Webhook
- * URL must not point to a private or loopback address", "Webhook host
- * cannot be resolved" (also on timeout).
+ * resolve_timeout_s, net/resolver.h) and refused when ANY of its
+ * addresses is private.  Returns 0, or ERR_INVALID with the message in
+ * err: the parse messages, "Webhook URL must not point to a private or
+ * loopback address", "Webhook host cannot be resolved" (also on timeout).
  */
 int webhook_url_check(const char *url, bool allow_private, double resolve_timeout_s, char *err,
                       size_t errlen);
+
+/* webhook_url_check in two halves for callers that look the name up
+ * without waiting: the parse and the literal check, which sets *lookup
+ * when u->host is a name still to be resolved (never with allow_private);
+ * then, on the lookup's answer (resolver.h's rc and addresses),
+ * webhook_addrs_check.  Same returns and messages. */
+int webhook_url_precheck(const char *url, bool allow_private, struct webhook_url *u, bool *lookup,
+                         char *err, size_t errlen);
+int webhook_addrs_check(int lookup_rc, const struct addrinfo *res, char *err, size_t errlen);
 
 /* ---- secrets and signatures ---- */
 

@@ -224,9 +224,11 @@ int http_conn_send(struct http_conn *c, const void *data, size_t n);
 /* Answers a deferred request (see http_response.deferred): res is sent
  * like a handler's response, after the next commit; done() is then called
  * with a request holding only method, method_name, path, peer_ip,
- * peer_port and start_us.  res is not kept.  Returns 0, or ERR_INVALID
- * when c has no deferred request (deferred_closed has run, or it was
- * completed already). */
+ * peer_port and start_us.  res is not kept.  Returns 0; ERR_IO when the
+ * connection is already closing (nothing is sent, and deferred_closed,
+ * which had not run yet, will not run: the caller frees its state as on
+ * success); or ERR_INVALID when c has no deferred request
+ * (deferred_closed has run, or it was completed already). */
 int http_conn_complete(struct http_conn *c, struct http_response *res);
 /* Closes a connection (deferred to the loop's prepare phase). */
 void http_conn_close(struct http_conn *c);

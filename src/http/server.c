@@ -1477,9 +1477,15 @@ int http_conn_complete(struct http_conn *c, struct http_response *res)
     struct http_server *s = c->srv;
     struct http_reply_ctx ctx;
     size_t start, bytes = 0;
-    if (!c->deferred || c->dead || c->in_handler)
+    if (!c->deferred || c->in_handler)
         return ERR_INVALID;
     c->deferred = false;
+    if (c->dead) {
+        /* closing, not freed yet: the caller, who is done with its
+         * state, hears of it here, and deferred_closed will not run */
+        deferred_req_free(c);
+        return ERR_IO;
+    }
     if (res->status == 0)
         http_response_error(res, 500, "Internal error");
     bool keep = c->d_keep && !res->close && !s->draining && !c->close_after;

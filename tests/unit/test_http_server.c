@@ -59,6 +59,10 @@ struct tsrv {
     atomic_int durable_fail;
     /* commit_later postpones while set and fewer than later_until were handled */
     atomic_int later_on, later_until, later_asked;
+    /* /defer: the deferred connection (loop thread only) and what became of it */
+    struct http_conn *deferred;
+    atomic_int deferred_closed;
+    atomic_int complete_rc;
     int port;
 };
 
@@ -77,10 +81,25 @@ static void stream_closed_cb(void *arg, struct http_conn *c)
     atomic_fetch_add(&t->stream_closed, 1);
 }
 
+static void deferred_closed_cb(void *arg, struct http_conn *c)
+{
+    struct tsrv *t = arg;
+    (void)c;
+    t->deferred = NULL;
+    atomic_fetch_add(&t->deferred_closed, 1);
+}
+
 static void handle(void *arg, struct http_request *req, struct http_response *res)
 {
     struct tsrv *t = arg;
     atomic_fetch_add(&t->handled, 1);
+    if (!strcmp(req->path, "/defer")) {
+        t->deferred = req->conn;
+        res->deferred = true;
+        res->deferred_closed = deferred_closed_cb;
+        res->deferred_arg = t;
+        return;
+    }
     if (!strcmp(req->path, "/missing")) {
         http_response_error(res, 404, "Not found");
         return;
@@ -184,6 +203,24 @@ static void wake_cb(struct ev_loop *loop, ev_async *w, int revents)
                             atomic_load(&t->durable_fail) != 0);
     } else if (cmd == 4) {
         http_server_set_early_writes(t->srv, true);
+    } else if (cmd == 5 || cmd == 6) {
+        /* answer the deferred request; 6 closes its connection first (dead,
+         * not freed yet: the prepare phase frees it) */
+        struct http_response res;
+        memset(&res, 0, sizeof res);
+        buf_init(&res.headers, 4096);
+        buf_init(&res.body, 4096);
+        res.status = 200;
+        res.content_type = "text/plain";
+        buf_puts(&res.body, "late");
+        struct http_conn *c = t->deferred;
+        if (c && cmd == 6)
+            http_conn_close(c);
+        atomic_store(&t->complete_rc, c ? http_conn_complete(c, &res) : 1);
+        if (c)
+            t->deferred = NULL;
+        buf_free(&res.headers);
+        buf_free(&res.body);
     } else if (cmd == 2) {
         http_server_free(t->srv);
         t->srv = NULL;
@@ -1189,6 +1226,58 @@ static void test_max_conns_and_big(void **state)
     tsrv_stop(t);
 }
 
+/* A deferred answer goes out after the next commit, and the connection
+ * takes its next request afterwards; completing a connection that is
+ * closing answers ERR_IO and deferred_closed never runs (its owner frees
+ * its state once, on that return). */
+static void test_deferred(void **state)
+{
+    struct http_server_config cfg = base_cfg();
+    struct tsrv *t = tsrv_start(&cfg);
+    struct resp *r = &g_resp;
+    (void)state;
+
+    struct cli *c = cli_open(t->port);
+    cli_send(c, "GET /defer HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_true(quiet_for(c->fd, 200)); /* nothing until it is answered */
+    int commits = atomic_load(&t->commits);
+    tsrv_cmd(t, 5);
+    assert_int_equal(cli_read(c, r, false), 0);
+    assert_int_equal(r->status, 200);
+    assert_string_equal(r->body, "late");
+    assert_true(atomic_load(&t->commits) > commits);
+    assert_int_equal(atomic_load(&t->complete_rc), 0);
+    assert_int_equal(cli_read(c, r, false), 0); /* the pipelined request */
+    assert_int_equal(r->status, 200);
+    assert_non_null(strstr(r->body, "\"path\":\"/after\""));
+    cli_close(c);
+
+    /* the client goes away while deferred: deferred_closed, once */
+    c = cli_open(t->port);
+    cli_send(c, "GET /defer HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (int i = 0; i < 200 && atomic_load(&t->handled) < 3; i++)
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    struct linger lg = {1, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg); /* reset */
+    cli_close(c);
+    for (int i = 0; i < 200 && atomic_load(&t->deferred_closed) < 1; i++)
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    assert_int_equal(atomic_load(&t->deferred_closed), 1);
+
+    /* completed while closing */
+    c = cli_open(t->port);
+    cli_send(c, "GET /defer HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (int i = 0; i < 200 && atomic_load(&t->handled) < 4; i++)
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    tsrv_cmd(t, 6);
+    assert_true(wait_closed(c->fd, 2000));
+    assert_int_equal(atomic_load(&t->complete_rc), ERR_IO);
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    assert_int_equal(atomic_load(&t->deferred_closed), 1); /* not again */
+    cli_close(c);
+    tsrv_stop(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1209,6 +1298,7 @@ int main(void)
         cmocka_unit_test_setup(test_early_writes, setup),
         cmocka_unit_test_setup(test_commit_later, setup),
         cmocka_unit_test_setup(test_stream, setup),
+        cmocka_unit_test_setup(test_deferred, setup),
         cmocka_unit_test_setup(test_cors, setup),
         cmocka_unit_test_setup(test_max_conns_and_big, setup),
     };
