@@ -420,12 +420,19 @@ static bool item_active(const cJSON *item)
 
 void webhook_write_created_json(struct jsonw *w, const cJSON *item)
 {
+    webhook_write_created_warning_json(w, item, NULL);
+}
+
+void webhook_write_created_warning_json(struct jsonw *w, const cJSON *item, const char *warning)
+{
     jsonw_obj(w);
     kattr(w, item, "id");
     kattr(w, item, "url");
     kevents(w, item);
     jsonw_kbool(w, "active", item_active(item));
     kattr(w, item, "secret");
+    if (warning)
+        jsonw_kstr(w, "warning", warning);
     jsonw_end(w);
 }
 

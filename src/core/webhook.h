@@ -129,6 +129,12 @@ struct webhook_fields {
 cJSON *webhook_item_new(const struct webhook_fields *f);
 /* POST's answer {"id","url","events","active","secret"}. */
 void webhook_write_created_json(struct jsonw *w, const cJSON *item);
+/* The same with "warning" last when warning is not NULL (a server that
+ * keeps the registration but cannot deliver: WEBHOOK_NOT_DELIVERED). */
+void webhook_write_created_warning_json(struct jsonw *w, const cJSON *item, const char *warning);
+#define WEBHOOK_NOT_DELIVERED                                                                      \
+    "Deliveries are not made on this server's store (DynamoDB) yet: the webhook is kept but "      \
+    "receives nothing"
 /* A list row {"id","url","events","active","createdAt","lastTriggered",
  * "deliveryCount"} (never the secret; absent attributes as null, 0). */
 void webhook_write_row_json(struct jsonw *w, const cJSON *item);

@@ -172,6 +172,16 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H "$A" -d "{\"seq\":$seq}" "$api/
     && ! grep -q 'reading the change stream failed' "$dir/serve.log" \
     && pass "serve on DynamoDB: webhooks off, said once" || fail "serve log: $(grep -i webhook "$dir/serve.log" | head -3)"
 
+# and a registration says so
+brand=$(curl -s -H "$A" -H 'Content-Type: application/json' \
+    -d '{"name":"Hook Brand","domain":"hook.example","industry":"food"}' "$api/api/brands" | jq -r .id)
+out=$(curl -s -H "$A" -H 'Content-Type: application/json' \
+    -d "{\"brandId\":\"$brand\",\"url\":\"https://93.184.215.14/hook\"}" "$api/api/webhooks")
+echo "$out" | jq -e '(.id | length) > 0 and (.secret | startswith("whsec_")) and (.warning | test("receives nothing"))' >/dev/null \
+    && pass "webhook registered on DynamoDB, with a warning that nothing is delivered" || fail "register: $out"
+out=$(curl -s -H "$A" "$api/api/webhooks?brandId=$brand")
+echo "$out" | jq -e '.webhooks | length == 1' >/dev/null && pass "and listed" || fail "list: $out"
+
 for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 if [ "$fails" -eq 0 ]; then exit 0; fi

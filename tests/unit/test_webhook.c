@@ -280,6 +280,15 @@ static void test_webhook_item_and_json(void **state)
     assert_string_equal(s, "{\"id\":\"w1\",\"url\":\"https://x.example/h\",\"events\":[\"threat_"
                            "alert\",\"product_recall\"],\"active\":true,\"secret\":\"whsec_abc\"}");
     free(s);
+    struct buf b = BUF_INIT(4096);
+    struct jsonw w;
+    jsonw_init(&w, &b);
+    webhook_write_created_warning_json(&w, it, "not delivered");
+    assert_string_equal(buf_cstr(&b),
+                        "{\"id\":\"w1\",\"url\":\"https://x.example/h\",\"events\":[\"threat_"
+                        "alert\",\"product_recall\"],\"active\":true,\"secret\":\"whsec_abc\","
+                        "\"warning\":\"not delivered\"}");
+    buf_free(&b);
     s = render(webhook_write_row_json, it);
     assert_string_equal(s, "{\"id\":\"w1\",\"url\":\"https://x.example/h\",\"events\":[\"threat_"
                            "alert\",\"product_recall\"],\"active\":true,\"createdAt\":\"2026-01-"
