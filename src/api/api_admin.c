@@ -93,12 +93,6 @@ static double seq_of(const cJSON *item)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-static int by_seq(const void *a, const void *b)
-{
-    double x = seq_of(*(const cJSON *const *)a), y = seq_of(*(const cJSON *const *)b);
-    return x < y ? -1 : x > y;
-}
-
 /* Reads the dead letters of the last `days` days: all of them, or only
  * those of sequence `seq` (> 0).  On success *out is a new array. */
 static int collect(struct api_req *r, long days, double seq, cJSON **out)
@@ -215,7 +209,7 @@ static void dlq_replay(struct api_req *r)
             vec[i++] = it;
         }
     }
-    qsort(vec, n, sizeof *vec, by_seq);
+    qsort(vec, n, sizeof *vec, dlq_stream_order);
     todo = has_seq ? 1 : (n < ADMIN_REPLAY_MAX ? n : ADMIN_REPLAY_MAX);
 
     if (drv) {

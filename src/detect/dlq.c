@@ -12,6 +12,7 @@
 
 #include "core/keys.h"
 #include "core/timeutil.h"
+#include "detect/process.h"
 #include "util/err.h"
 
 static const char *kind_name(enum store_change k)
@@ -145,4 +146,35 @@ void dlq_write_json(struct jsonw *w, const cJSON *item)
     v = cJSON_GetObjectItemCaseSensitive(item, "image");
     jsonw_kjson(w, "image", cJSON_IsObject(v) ? v : NULL);
     jsonw_end(w);
+}
+
+static double seq_of(const cJSON *item)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, "seq");
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* The sequence digits of a well-formed streamPos, else NULL. */
+static const char *pos_of(const cJSON *item)
+{
+    const char *p = str_attr(item, "streamPos");
+    if (!p || strlen(p) <= DET_POS_SEQ_DIGITS || p[DET_POS_SEQ_DIGITS] != '@')
+        return NULL;
+    return p;
+}
+
+int dlq_stream_order(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    const char *px = pos_of(x), *py = pos_of(y);
+    if (px && py) {
+        int c = memcmp(px, py, DET_POS_SEQ_DIGITS);
+        if (c)
+            return c < 0 ? -1 : 1;
+        c = strcmp(px + DET_POS_SEQ_DIGITS, py + DET_POS_SEQ_DIGITS);
+        if (c)
+            return c < 0 ? -1 : 1;
+    }
+    double sx = seq_of(x), sy = seq_of(y);
+    return sx < sy ? -1 : sx > sy;
 }

@@ -47,4 +47,12 @@ int dlq_list(struct store *s, const char *day, int limit, cJSON **items);
  * "parkedAt","attempts","error","image"} (absent attributes -> null). */
 void dlq_write_json(struct jsonw *w, const cJSON *item);
 
+/* qsort() order of dead letters (const cJSON ** elements) as their
+ * records came in the stream, the order a replay must keep: by stream
+ * position (the Streams detector's streamPos: its sequence number, which
+ * orders within and, as DynamoDB publishes them, across shards) when
+ * both have one, else by seq (the SQLite stream's own order; for
+ * DynamoDB records with long sequence numbers seq is a hash). */
+int dlq_stream_order(const void *a, const void *b);
+
 #endif

@@ -288,12 +288,82 @@ static void test_streams_dead_letter(void **state)
     fx_close(&f);
 }
 
+/* A dead letter of the Streams detector for the record of sequence
+ * number seq (21 digits) in shard. */
+static cJSON *streams_letter(const char *shard, const char *seq)
+{
+    char buf[1024];
+    struct ddbs_record rec;
+    snprintf(buf, sizeof buf,
+             "{\"eventName\":\"INSERT\",\"dynamodb\":{"
+             "\"Keys\":{\"PK\":{\"S\":\"PRODUCT#p\"},\"SK\":{\"S\":\"SCAN#x\"}},"
+             "\"NewImage\":{\"PK\":{\"S\":\"PRODUCT#p\"},\"SK\":{\"S\":\"SCAN#x\"}},"
+             "\"SequenceNumber\":\"%s\"}}",
+             seq);
+    cJSON *sr = cJSON_Parse(buf);
+    assert_int_equal(ddbs_record_from_json(sr, shard, &rec), 0);
+    cJSON_Delete(sr);
+    cJSON *item = dlq_item_new(&rec.r, "streams", "e", 1, FX_NOW_MS);
+    assert_non_null(item);
+    cJSON_AddStringToObject(item, "streamPos", rec.pos);
+    ddbs_record_clear(&rec);
+    return item;
+}
+
+/* Replays keep the stream's order: for DynamoDB's long sequence numbers
+ * seq is a hash, so the order is the stream position's. */
+static void test_replay_order(void **state)
+{
+    (void)state;
+    char sa[32], sb[32];
+    cJSON *a = NULL, *b = NULL;
+    /* two records of one shard, a before b, whose seq hashes disagree */
+    for (int i = 1; i < 1000 && !a; i++) {
+        snprintf(sa, sizeof sa, "3000000000000004%05d", i);
+        snprintf(sb, sizeof sb, "3000000000000004%05d", i + 1);
+        cJSON *x = streams_letter("shardId-A", sa), *y = streams_letter("shardId-A", sb);
+        if (cJSON_GetObjectItemCaseSensitive(x, "seq")->valuedouble >
+            cJSON_GetObjectItemCaseSensitive(y, "seq")->valuedouble) {
+            a = x;
+            b = y;
+        } else {
+            cJSON_Delete(x);
+            cJSON_Delete(y);
+        }
+    }
+    assert_non_null(a);
+    const cJSON *v[2] = {b, a};
+    qsort(v, 2, sizeof *v, dlq_stream_order);
+    assert_ptr_equal(v[0], a);
+    assert_ptr_equal(v[1], b);
+    /* across shards: the sequence number first */
+    cJSON *c = streams_letter("shardId-0", "300000000000000500000");
+    const cJSON *w[3] = {c, b, a};
+    qsort(w, 3, sizeof *w, dlq_stream_order);
+    assert_ptr_equal(w[0], a);
+    assert_ptr_equal(w[1], b);
+    assert_ptr_equal(w[2], c);
+    /* without stream positions (the SQLite stream): by seq */
+    cJSON *p = cJSON_CreateObject(), *q = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "seq", 7);
+    cJSON_AddNumberToObject(q, "seq", 5);
+    const cJSON *u[2] = {p, q};
+    qsort(u, 2, sizeof *u, dlq_stream_order);
+    assert_ptr_equal(u[0], q);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(c);
+    cJSON_Delete(p);
+    cJSON_Delete(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_then_replayed),
         cmocka_unit_test(test_ahead_of_checkpoint_refused),
         cmocka_unit_test(test_streams_dead_letter),
+        cmocka_unit_test(test_replay_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
