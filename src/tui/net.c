@@ -79,6 +79,11 @@
  * again this soon rather than a whole period later: it is what finds the
  * threats a reconnect missed. */
 #define NET_RECONCILE_RETRY_S 5.0
+/* A threat event brings the brand's figures (stats, scans, analytics)
+ * forward to this soon, but no sooner than NET_THREAT_GAP_S after their
+ * last poll: a storm of alerts costs each of them one poll per gap. */
+#define NET_THREAT_REFRESH_S 2.0
+#define NET_THREAT_GAP_S     10.0
 
 struct nsock {
     ev_io io;
@@ -125,7 +130,8 @@ struct stream {
     int64_t start_mono;     /* when the attempt started */
     int64_t last_byte_mono; /* 0: none in this attempt */
     bool inflight[POLL_KIND_COUNT];
-    int64_t due[POLL_KIND_COUNT]; /* monotonic ms, 0 = now */
+    int64_t due[POLL_KIND_COUNT];    /* monotonic ms, 0 = now */
+    int64_t polled[POLL_KIND_COUNT]; /* when each per-brand poll last started (0: never) */
     struct stream *next_dead;
 };
 
@@ -580,6 +586,22 @@ static void go_live(struct stream *s)
     start_poll(n, s, POLL_THREATS);
 }
 
+/* A threat arrived for s: its brand's figures have moved too. */
+static void threat_refresh(struct stream *s)
+{
+    static const enum poll_kind kinds[] = {POLL_STATS, POLL_BRAND_SCANS, POLL_ANALYTICS};
+    int64_t now = time_mono_ms(), soon = now + ms_of(scaled(NET_THREAT_REFRESH_S));
+
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        enum poll_kind k = kinds[i];
+        int64_t at = s->polled[k] + ms_of(scaled(NET_THREAT_GAP_S));
+        if (at < soon)
+            at = soon;
+        if (at < s->due[k])
+            s->due[k] = at;
+    }
+}
+
 static int on_sse(const struct sse_event *ev, void *ud)
 {
     struct stream *s = ud;
@@ -597,6 +619,7 @@ static int on_sse(const struct sse_event *ev, void *ud)
         if (idlen > 0 && idlen < NET_ID_MAX)
             memcpy(s->info.last_event_id, ev->last_event_id, idlen + 1);
         s->info.last_event_ms = now;
+        threat_refresh(s);
     } else if (!strcmp(ev->type, "heartbeat")) {
         s->info.last_heartbeat_ms = now;
     }
@@ -733,6 +756,7 @@ static void run_due_polls(struct net *n, bool force)
                 continue;
             if (force || now >= s->due[k]) {
                 s->due[k] = now + ms_of(scaled(poll_period[k]));
+                s->polled[k] = now;
                 start_poll(n, s, (enum poll_kind)k);
             }
         }

@@ -38,12 +38,13 @@
 /* ---- the scripted server ----------------------------------------------- */
 
 enum stream_mode {
-    SM_HOLD,       /* connected, two threats, heartbeats every 40 ms */
-    SM_ONE_DROP,   /* connected, one threat id "id-<conn>", then closes */
-    SM_SILENT,     /* connected, then nothing (the connection stays open) */
-    SM_403,        /* 403 {"error":"Forbidden"} */
-    SM_CLOSE,      /* closes without an answer */
-    SM_RETRY_CLOSE /* "retry: 150", connected, then closes */
+    SM_HOLD,        /* connected, two threats, heartbeats every 40 ms */
+    SM_ONE_DROP,    /* connected, one threat id "id-<conn>", then closes */
+    SM_SILENT,      /* connected, then nothing (the connection stays open) */
+    SM_403,         /* 403 {"error":"Forbidden"} */
+    SM_CLOSE,       /* closes without an answer */
+    SM_RETRY_CLOSE, /* "retry: 150", connected, then closes */
+    SM_LATE_STORM   /* connected, heartbeats; after 300 ms a threat every 20 ms */
 };
 
 #define MAX_REC 1024
@@ -135,6 +136,20 @@ static void stream_handler(int fd, enum stream_mode mode, int conn)
             bool still = S.mode == SM_SILENT;
             pthread_mutex_unlock(&S.mu);
             if (!still)
+                return;
+        }
+        return;
+    case SM_LATE_STORM:
+        sse_head(fd);
+        if (!send_all(fd, "event: connected\ndata: {\"brandId\":\"b\"}\n\n"))
+            return;
+        for (int i = 0; i < 6; i++) /* heartbeats keep it from looking stalled */
+            if (!nap(50) || !send_all(fd, "event: heartbeat\ndata: {\"ts\":\"now\"}\n\n"))
+                return;
+        for (int i = 0; nap(20); i++) {
+            snprintf(buf, sizeof buf, "event: threat\nid: s-%d\ndata: {\"alertId\":\"s%d\"}\n\n", i,
+                     i);
+            if (!send_all(fd, buf))
                 return;
         }
         return;
@@ -733,6 +748,36 @@ static void test_poll_periods_and_refresh(void **state)
     fx_free(f);
 }
 
+/* A threat brings the brand's figures forward (2 s -> 40 ms) instead of
+ * their 30 s period (0.6 s); a storm of them polls each at most every
+ * 10 s (0.2 s). */
+static void test_threat_refreshes_figures(void **state)
+{
+    (void)state;
+    static const char *const brands[] = {"b"};
+    struct rec r0, r1;
+
+    server_reset(SM_LATE_STORM);
+    struct fixture *f = fx_new(false, NULL);
+    assert_int_equal(net_set_brands(f->net, brands, 1), 0);
+    run_for(f, 1.5);
+    assert_true(nth_req("/api/stream", 0, &r0));
+    int64_t t_stream = r0.at_ms;
+    assert_true(nth_req("/api/brands?id=b", 0, &r0));
+    assert_true(nth_req("/api/brands?id=b", 1, &r1));
+    int64_t gap = r1.at_ms - r0.at_ms, after = r1.at_ms - t_stream;
+    print_message("stats polls at +%lld and +%lld ms\n", (long long)(r0.at_ms - t_stream),
+                  (long long)after);
+    /* the first threat comes 300 ms after connect */
+    assert_true(after >= 300 && gap < 560);
+    assert_true(nth_req("/api/brands/scans?brandId=b", 1, &r1) && r1.at_ms - t_stream < 560);
+    assert_true(nth_req("/api/analytics?brandId=b", 1, &r1) && r1.at_ms - t_stream < 560);
+    /* 1.2 s of storm: one poll per 0.2 s at most, not one per threat */
+    int n = count_req(NULL, "/api/brands?id=b");
+    assert_true(n >= 4 && n <= 9);
+    fx_free(f);
+}
+
 /* Threats requests (reconciles) seen so far, with the time of the i-th. */
 static int64_t threats_at(int i)
 {
@@ -1181,6 +1226,7 @@ int main(void)
         cmocka_unit_test(test_server_retry_honoured),
         cmocka_unit_test(test_poll_periods_and_refresh),
         cmocka_unit_test(test_failed_reconcile_retried_soon),
+        cmocka_unit_test(test_threat_refreshes_figures),
         cmocka_unit_test(test_no_pileup_when_slow),
         cmocka_unit_test(test_readonly_and_actions),
         cmocka_unit_test(test_verify_always_with_metadata),
