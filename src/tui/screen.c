@@ -13,6 +13,7 @@
  */
 #include "tui/screen.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,15 @@ long screen_blit(struct screen *s, const struct canvas *c, bool full)
     wnoutrefresh(stdscr);
     doupdate();
     return written;
+}
+
+bool screen_input_gone(const struct screen *s)
+{
+    struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+    (void)s;
+    if (poll(&p, 1, 0) < 0)
+        return false;
+    return (p.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0 || !isatty(STDIN_FILENO);
 }
 
 int screen_key(struct screen *s)

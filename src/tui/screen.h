@@ -48,6 +48,11 @@ bool screen_check_resize(struct screen *s);
 long screen_blit(struct screen *s, const struct canvas *c, bool full);
 /* Next key as a TK_* code or code point; -1 when none is pending. */
 int screen_key(struct screen *s);
+/* True when the terminal is gone (hung up: the SSH session or the tmux
+ * pane closed).  Input then reads as end of file for ever, which a
+ * process that did not get SIGHUP (a program between it and the shell
+ * took it) must notice by itself or spin. */
+bool screen_input_gone(const struct screen *s);
 /* Audible bell, or a flash when the terminal has none. */
 void screen_bell(struct screen *s);
 

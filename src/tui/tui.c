@@ -945,6 +945,12 @@ static void stdin_cb(struct ev_loop *loop, ev_io *w, int revents)
             now_draw = true;
         }
     }
+    if (n == 0 && screen_input_gone(a->scr)) {
+        /* readable but nothing to read: the terminal hung up */
+        a->quit = true;
+        ev_break(loop, EVBREAK_ALL);
+        return;
+    }
     if (now_draw) {
         /* keys draw at once (key-to-redraw latency); data redraws stay
          * coalesced at <= 10/s by the timer */
