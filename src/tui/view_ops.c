@@ -130,11 +130,32 @@ static int draw_footer(struct canvas *c, int y, const cJSON *j)
     return y + 1;
 }
 
+/* Column widths of the timeline's severity and vector for a panel w wide:
+ * the short ones (5, 11) when tight, whole words ("CRITICAL",
+ * "supply_chain_diversion") when there is room. */
+static void timeline_widths(int w, int *sevw, int *vecw)
+{
+    int avail = w - 10 - 34; /* time, agent, trigger, confidence, latency and the gaps */
+    *sevw = 5;
+    *vecw = 11;
+    if (avail >= 8 + 1 + 22) {
+        *sevw = 8;
+        *vecw = avail - 9 < 24 ? avail - 9 : 24;
+    } else if (avail > 5 + 1 + 11) {
+        *vecw = avail - 6 < 24 ? avail - 6 : 24;
+    }
+}
+
 static void draw_timeline(struct canvas *c, int x, int y, int w, int rows, const cJSON *j,
                           const struct view_ctx *ctx)
 {
     const cJSON *entries = vu_get(j, "entries");
-    vu_title(c, x, y, w, "Time      Agent            Trig  Sev   Vector      Conf  Lat");
+    char head[200];
+    int sevw, vecw;
+    timeline_widths(w, &sevw, &vecw);
+    snprintf(head, sizeof head, "%-10s%-16s %-5s %-*s %-*s %4s %5s", "Time", "Agent", "Trig", sevw,
+             "Sev", vecw, "Vector", "Conf", "Lat");
+    vu_title(c, x, y, w, head);
     int n = cJSON_IsArray(entries) ? cJSON_GetArraySize(entries) : 0;
     if (n == 0 && rows > 1)
         canvas_text(c, x, y + 1, w, "no classifications", THEME_MUTED);
@@ -144,13 +165,55 @@ static void draw_timeline(struct canvas *c, int x, int y, int w, int rows, const
         char clock[32], line[200];
         const char *trig = vu_str(e, "trigger", "");
         vu_iso_clock(vu_str(e, "timestamp", NULL), ctx->tz_local, clock, sizeof clock);
-        snprintf(line, sizeof line, "%-16.16s %-5.5s %-5.5s %-11.11s %4.0f %5.0f",
-                 vu_str(e, "agent", "unknown"), !strncmp(trig, "scan", 4) ? "scan" : trig,
-                 vu_str(e, "aiSeverity", "-"), vu_str(e, "aiAttackVector", "-"),
+        snprintf(line, sizeof line, "%-16.16s %-5.5s %-*.*s %-*.*s %4.0f %5.0f",
+                 vu_str(e, "agent", "unknown"), !strncmp(trig, "scan", 4) ? "scan" : trig, sevw,
+                 sevw, vu_str(e, "aiSeverity", "-"), vecw, vecw, vu_str(e, "aiAttackVector", "-"),
                  vu_num(e, "aiConfidence", 0), vu_num(e, "latencyMs", 0));
         canvas_text(c, x, y + 1 + i, 10, clock, THEME_MUTED);
         canvas_text(c, x + 10, y + 1 + i, w - 10, line, THEME_BASE);
     }
+}
+
+/* The model that classified the merged entries (their geminiModel: a
+ * model's name, or "rules"), "+N" when there were others; the stats'
+ * field is the original's constant and says nothing. */
+static void entries_model(const cJSON *j, char *out, size_t n)
+{
+    struct {
+        const char *name;
+        int count;
+    } seen[8];
+    int nseen = 0, others = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, vu_get(j, "entries"))
+    {
+        const char *mdl = vu_str(e, "geminiModel", NULL);
+        int k = 0;
+        if (!mdl || !*mdl)
+            continue;
+        while (k < nseen && strcmp(seen[k].name, mdl) != 0)
+            k++;
+        if (k < nseen) {
+            seen[k].count++;
+        } else if (nseen < 8) {
+            seen[nseen].name = mdl;
+            seen[nseen++].count = 1;
+        } else {
+            others = 1;
+        }
+    }
+    if (nseen == 0) {
+        snprintf(out, n, "%s", vu_str(vu_get(j, "stats"), "geminiModel", "-"));
+        return;
+    }
+    int top = 0;
+    for (int k = 1; k < nseen; k++)
+        if (seen[k].count > seen[top].count)
+            top = k;
+    if (nseen + others > 1)
+        snprintf(out, n, "%s +%d", seen[top].name, nseen - 1 + others);
+    else
+        snprintf(out, n, "%s", seen[top].name);
 }
 
 /* Bars of one breakdown object; returns rows used. */
@@ -200,10 +263,12 @@ static void draw(struct canvas *c, const struct model *m, const struct view_ctx 
     if (!full || y >= c->h)
         return;
     const cJSON *st = vu_get(j, "stats");
+    char model[160];
+    entries_model(j, model, sizeof model);
     canvas_printf(c, 0, y++, c->w, THEME_INFO,
                   "Total %.0f  avg latency %.0f ms  avg confidence %.0f  model %s",
                   vu_num(st, "totalOperations", 0), vu_num(st, "avgLatencyMs", 0),
-                  vu_num(st, "avgConfidence", 0), vu_str(st, "geminiModel", "-"));
+                  vu_num(st, "avgConfidence", 0), model);
     int rows = c->h - y;
     int lw = c->w * 62 / 100;
     draw_timeline(c, 0, y, lw - 1, rows, j, ctx);

@@ -348,6 +348,45 @@ static void test_ops(void **state)
     assert_true(has_text(&c, "truncated"));
     assert_true(has_text(&c, "legacy OPS_LOG fallback"));
     canvas_free(&c);
+
+    /* The model is the entries' (the stats' field is the original's
+     * constant); words in full on a wide terminal. */
+    snprintf(body, sizeof body,
+             "{\"entries\":["
+             "{\"agent\":\"threat_detector\",\"trigger\":\"scan_event\",\"geminiModel\":"
+             "\"rules\",\"aiSeverity\":\"CRITICAL\",\"aiAttackVector\":\"record_tampering\","
+             "\"aiConfidence\":90,\"timestamp\":\"%sT10:00:02.000Z\"},"
+             "{\"agent\":\"chain_analyzer\",\"trigger\":\"chain_event\",\"geminiModel\":"
+             "\"rules\",\"aiSeverity\":\"MEDIUM\",\"aiAttackVector\":\"supply_chain_diversion\","
+             "\"aiConfidence\":70,\"timestamp\":\"%sT10:00:01.000Z\"}],"
+             "\"stats\":{\"totalOperations\":2,\"geminiModel\":\"gemini-2.5-flash\"}}",
+             day, day);
+    model_reply(m, POLL_OPSLOG, 0, 200, body, strlen(body), 1, T0);
+    canvas_init(&c, 140, 30, false);
+    view_ops(&c, 0, 0, 140, 30, m, &v);
+    assert_true(has_text(&c, "model rules"));
+    assert_false(has_text(&c, "gemini-2.5-flash"));
+    assert_true(has_text(&c, "CRITICAL"));
+    assert_true(has_text(&c, "supply_chain_diversion"));
+    assert_true(has_text(&c, "record_tampering"));
+    canvas_free(&c);
+    canvas_init(&c, 80, 21, false);
+    view_ops(&c, 0, 0, 80, 21, m, &v);
+    assert_true(has_text(&c, "model rules"));
+    assert_true(has_text(&c, "record_t")); /* cut, but there */
+    canvas_free(&c);
+    /* several models: the most frequent, and how many others */
+    snprintf(body, sizeof body,
+             "{\"entries\":[{\"agent\":\"a\",\"geminiModel\":\"gpt-4o-mini\","
+             "\"timestamp\":\"%sT10:00:03.000Z\"},{\"agent\":\"a\",\"geminiModel\":\"rules\","
+             "\"timestamp\":\"%sT10:00:02.000Z\"},{\"agent\":\"a\",\"geminiModel\":\"rules\","
+             "\"timestamp\":\"%sT10:00:01.000Z\"}],\"stats\":{}}",
+             day, day, day);
+    model_reply(m, POLL_OPSLOG, 0, 200, body, strlen(body), 1, T0);
+    canvas_init(&c, 140, 30, false);
+    view_ops(&c, 0, 0, 140, 30, m, &v);
+    assert_true(has_text(&c, "model rules +1"));
+    canvas_free(&c);
     model_free(m);
 }
 
@@ -468,7 +507,7 @@ static void test_heat_and_health(void **state)
     assert_true(has_text(&c, "1m05s"));
     assert_true(has_text(&c, "seq-77"));
     assert_true(has_text(&c, "/api/health       200")); /* endpoint list from the polls */
-    assert_false(has_text(&c, "/api/ops-log")); /* never polled: not listed */
+    assert_false(has_text(&c, "/api/ops-log"));         /* never polled: not listed */
     assert_true(has_text(&c, "Acme"));
     canvas_free(&c);
     model_free(m);
