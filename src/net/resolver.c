@@ -395,6 +395,9 @@ void resolver_free(struct resolver *rv)
         return;
     while (rv->pending)
         let_go(rv, rv->pending);
+    /* Before closing: once rv->mu is let go with closed set, the last
+     * thread out may free rv.  No thread wakes the loop any more (every
+     * job is abandoned). */
     ev_ref(rv->loop);
     ev_async_stop(rv->loop, &rv->wake);
     pthread_mutex_lock(&rv->mu);
