@@ -80,10 +80,11 @@
  * threats a reconnect missed. */
 #define NET_RECONCILE_RETRY_S 5.0
 /* A threat event brings the brand's figures (stats, scans, analytics)
- * forward to this soon, but no sooner than NET_THREAT_GAP_S after their
- * last poll: a storm of alerts costs each of them one poll per gap. */
+ * and the ops log forward to this soon, but no sooner than
+ * NET_THREAT_GAP_S after their last poll: a storm of alerts costs each of
+ * them one poll per gap. */
 #define NET_THREAT_REFRESH_S 2.0
-#define NET_THREAT_GAP_S     10.0
+#define NET_THREAT_GAP_S     5.0
 
 struct nsock {
     ev_io io;
@@ -154,6 +155,7 @@ struct net {
     bool started;
     bool g_inflight[POLL_KIND_COUNT];
     int64_t g_due[POLL_KIND_COUNT];
+    int64_t g_polled[POLL_KIND_COUNT]; /* when each global poll last started (0: never) */
     unsigned probes_inflight;
     size_t ondemand;
     unsigned long requests;
@@ -586,20 +588,29 @@ static void go_live(struct stream *s)
     start_poll(n, s, POLL_THREATS);
 }
 
-/* A threat arrived for s: its brand's figures have moved too. */
+/* Brings a poll due at *due, last started at polled, forward to soon but
+ * no sooner than NET_THREAT_GAP_S after polled. */
+static void bring_forward(int64_t *due, int64_t polled, int64_t soon)
+{
+    int64_t at = polled + ms_of(scaled(NET_THREAT_GAP_S));
+    if (at < soon)
+        at = soon;
+    if (at < *due)
+        *due = at;
+}
+
+/* A threat arrived for s: its brand's figures have moved too, and the
+ * detector's classification of it is in the ops log. */
 static void threat_refresh(struct stream *s)
 {
     static const enum poll_kind kinds[] = {POLL_STATS, POLL_BRAND_SCANS, POLL_ANALYTICS};
-    int64_t now = time_mono_ms(), soon = now + ms_of(scaled(NET_THREAT_REFRESH_S));
+    struct net *n = s->n;
+    int64_t soon = time_mono_ms() + ms_of(scaled(NET_THREAT_REFRESH_S));
 
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        enum poll_kind k = kinds[i];
-        int64_t at = s->polled[k] + ms_of(scaled(NET_THREAT_GAP_S));
-        if (at < soon)
-            at = soon;
-        if (at < s->due[k])
-            s->due[k] = at;
-    }
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        bring_forward(&s->due[kinds[i]], s->polled[kinds[i]], soon);
+    if (n->started)
+        bring_forward(&n->g_due[POLL_OPSLOG], n->g_polled[POLL_OPSLOG], soon);
 }
 
 static int on_sse(const struct sse_event *ev, void *ud)
@@ -746,6 +757,7 @@ static void run_due_polls(struct net *n, bool force)
             continue;
         if (force || now >= n->g_due[k]) {
             n->g_due[k] = now + ms_of(scaled(poll_period[k]));
+            n->g_polled[k] = now;
             start_poll(n, NULL, (enum poll_kind)k);
         }
     }

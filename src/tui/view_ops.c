@@ -175,8 +175,8 @@ static void draw_timeline(struct canvas *c, int x, int y, int w, int rows, const
 }
 
 /* The model that classified the merged entries (their geminiModel: a
- * model's name, or "rules"), "+N" when there were others; the stats'
- * field is the original's constant and says nothing. */
+ * model's name, or "rules"), "+N" when there were others, "-" without
+ * entries; the stats' field is the original's constant and says nothing. */
 static void entries_model(const cJSON *j, char *out, size_t n)
 {
     struct {
@@ -203,7 +203,7 @@ static void entries_model(const cJSON *j, char *out, size_t n)
         }
     }
     if (nseen == 0) {
-        snprintf(out, n, "%s", vu_str(vu_get(j, "stats"), "geminiModel", "-"));
+        snprintf(out, n, "-");
         return;
     }
     int top = 0;

@@ -748,9 +748,9 @@ static void test_poll_periods_and_refresh(void **state)
     fx_free(f);
 }
 
-/* A threat brings the brand's figures forward (2 s -> 40 ms) instead of
- * their 30 s period (0.6 s); a storm of them polls each at most every
- * 10 s (0.2 s). */
+/* A threat brings the brand's figures and the ops log forward (2 s -> 40
+ * ms) instead of their 30 s (0.6 s) and 15 s (0.3 s) periods; a storm of
+ * them polls each at most every 5 s (0.1 s). */
 static void test_threat_refreshes_figures(void **state)
 {
     (void)state;
@@ -760,6 +760,7 @@ static void test_threat_refreshes_figures(void **state)
     server_reset(SM_LATE_STORM);
     struct fixture *f = fx_new(false, NULL);
     assert_int_equal(net_set_brands(f->net, brands, 1), 0);
+    assert_int_equal(net_start(f->net), 0);
     run_for(f, 1.5);
     assert_true(nth_req("/api/stream", 0, &r0));
     int64_t t_stream = r0.at_ms;
@@ -772,9 +773,14 @@ static void test_threat_refreshes_figures(void **state)
     assert_true(after >= 300 && gap < 560);
     assert_true(nth_req("/api/brands/scans?brandId=b", 1, &r1) && r1.at_ms - t_stream < 560);
     assert_true(nth_req("/api/analytics?brandId=b", 1, &r1) && r1.at_ms - t_stream < 560);
-    /* 1.2 s of storm: one poll per 0.2 s at most, not one per threat */
+    /* 1.2 s of storm: a poll of each per 0.1 s at most, not one per
+     * threat (60); their periods alone would make 3 and 5 in 1.5 s */
     int n = count_req(NULL, "/api/brands?id=b");
-    assert_true(n >= 4 && n <= 9);
+    print_message("in 1.5 s: %d stats polls, %d ops-log polls\n", n,
+                  count_req(NULL, "/api/ops-log"));
+    assert_true(n >= 6 && n <= 16);
+    n = count_req(NULL, "/api/ops-log");
+    assert_true(n >= 9 && n <= 18);
     fx_free(f);
 }
 

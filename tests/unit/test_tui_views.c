@@ -312,6 +312,7 @@ static void test_ops(void **state)
     time_day_bucket(T0 - TIME_DAY_MS, yday);
     snprintf(body, sizeof body,
              "{\"entries\":[{\"agent\":\"threat_detector\",\"trigger\":\"scan_event\","
+             "\"geminiModel\":\"rules\","
              "\"aiSeverity\":\"HIGH\",\"aiAttackVector\":\"tag_cloning\",\"aiConfidence\":80,"
              "\"latencyMs\":12,\"timestamp\":\"%sT10:00:00.000Z\"}],"
              "\"stats\":{\"totalOperations\":1,\"agentBreakdown\":{\"threat_detector\":1},"
@@ -386,6 +387,16 @@ static void test_ops(void **state)
     canvas_init(&c, 140, 30, false);
     view_ops(&c, 0, 0, 140, 30, m, &v);
     assert_true(has_text(&c, "model rules +1"));
+    canvas_free(&c);
+    /* no entries: no model (not the stats' constant) */
+    snprintf(body, sizeof body,
+             "{\"entries\":[],\"stats\":{\"totalOperations\":0,\"geminiModel\":"
+             "\"gemini-2.5-flash\"}}");
+    model_reply(m, POLL_OPSLOG, 0, 200, body, strlen(body), 1, T0);
+    canvas_init(&c, 140, 30, false);
+    view_ops(&c, 0, 0, 140, 30, m, &v);
+    assert_true(has_text(&c, "model -"));
+    assert_true(has_text(&c, "no classifications"));
     canvas_free(&c);
     model_free(m);
 }
