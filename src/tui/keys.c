@@ -37,7 +37,7 @@ static const struct key_binding bindings[] = {
     {"a A", "acknowledge the selected / every visible threat", VB(VIEW_FEED)},
     {"r", "resolve the selected threat (not read-only)", VB(VIEW_FEED)},
     {"c", "open the product's provenance chain", VB(VIEW_FEED)},
-    {"l", "the brand's products", VB(VIEW_CHAIN)},
+    {"l", "the brand's products (j k to choose, Enter opens, Esc closes)", VB(VIEW_CHAIN)},
     {"v", "toggle the last 20 scans", VB(VIEW_CHAIN)},
     {"X", "recall the product (reason + type its code; not read-only)", VB(VIEW_CHAIN)},
     {"p", "map scope: brand / selected product", VB(VIEW_MAP)},
@@ -116,6 +116,8 @@ void ui_fill_ctx(const struct ui_state *s, struct view_ctx *ctx)
     ctx->chain_sel = s->chain_sel;
     ctx->chain_expanded = s->chain_expanded;
     ctx->chain_scans = s->chain_scans;
+    ctx->chain_pick = s->chain_pick;
+    ctx->chain_pick_sel = s->chain_pick_sel;
     ctx->heat_reads = s->heat_reads;
     ctx->ops_days = s->ops_days;
     ctx->scroll = s->scroll;
@@ -230,10 +232,29 @@ static size_t chain_hops(const struct model *m)
     return cJSON_IsArray(ev) ? (size_t)cJSON_GetArraySize(ev) : 0;
 }
 
+/* The brand's products list of the picker (l), NULL until it came. */
+static const cJSON *pick_list(const struct ui_state *s, const struct model *m)
+{
+    const struct data_slot *d = model_data(m, POLL_BRAND_PRODUCTS, s->brand);
+    const cJSON *p = d && d->json ? cJSON_GetObjectItemCaseSensitive(d->json, "products") : NULL;
+    return cJSON_IsArray(p) ? p : NULL;
+}
+
+static size_t pick_count(const struct ui_state *s, const struct model *m)
+{
+    const cJSON *p = pick_list(s, m);
+    return p ? (size_t)cJSON_GetArraySize(p) : 0;
+}
+
 static unsigned move_sel(struct ui_state *s, struct model *m, long delta)
 {
     if (s->view == VIEW_FEED) {
         model_feed_move(m, delta);
+    } else if (s->view == VIEW_CHAIN && s->chain_pick) {
+        long v = (long)s->chain_pick_sel + delta, last = (long)pick_count(s, m) - 1;
+        if (v > last)
+            v = last;
+        s->chain_pick_sel = v < 0 ? 0 : (size_t)v;
     } else if (s->view == VIEW_CHAIN) {
         long v = (long)s->chain_sel + delta, last = (long)chain_hops(m) - 1;
         if (v > last)
@@ -291,6 +312,7 @@ static unsigned open_product(struct ui_state *s, const char *id, struct ui_req *
     s->chain_sel = 0;
     s->chain_expanded = false;
     s->chain_scans = false;
+    s->chain_pick = false;
     set_view(s, VIEW_CHAIN);
     req_set(req, REQ_OPEN_PRODUCT, 0, s->chain_product_id, NULL);
     return UI_REDRAW | UI_REQ;
@@ -301,6 +323,7 @@ static unsigned set_brand(struct ui_state *s, size_t b, struct ui_req *req)
     if (b >= s->nbrands)
         return 0;
     s->brand = b;
+    s->chain_pick = false; /* its list was the other brand's */
     req_set(req, REQ_BRAND, (long)b, NULL, NULL);
     return UI_REDRAW | UI_REQ;
 }
@@ -446,6 +469,8 @@ static unsigned normal_key(struct ui_state *s, struct model *m, int key, int64_t
     case TK_HOME:
         if (s->view == VIEW_FEED)
             model_feed_home(m);
+        else if (s->view == VIEW_CHAIN && s->chain_pick)
+            s->chain_pick_sel = 0;
         else if (s->view == VIEW_CHAIN)
             s->chain_sel = 0;
         else
@@ -455,6 +480,8 @@ static unsigned normal_key(struct ui_state *s, struct model *m, int key, int64_t
     case TK_END:
         if (s->view == VIEW_FEED)
             model_feed_end(m);
+        else if (s->view == VIEW_CHAIN && s->chain_pick)
+            s->chain_pick_sel = pick_count(s, m) ? pick_count(s, m) - 1 : 0;
         else if (s->view == VIEW_CHAIN)
             s->chain_sel = chain_hops(m) ? chain_hops(m) - 1 : 0;
         else
@@ -467,12 +494,21 @@ static unsigned normal_key(struct ui_state *s, struct model *m, int key, int64_t
                 return 0;
             s->feed_detail = true;
             model_ack_selected(m); /* opening a row clears its unseen mark */
+        } else if (s->view == VIEW_CHAIN && s->chain_pick) {
+            const cJSON *p = cJSON_GetArrayItem(pick_list(s, m), (int)s->chain_pick_sel);
+            const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "productId");
+            if (!cJSON_IsString(id) || !id->valuestring[0] ||
+                strlen(id->valuestring) >= sizeof s->chain_product_id)
+                return 0;
+            return open_product(s, id->valuestring, req);
         } else if (s->view == VIEW_CHAIN) {
             s->chain_expanded = !s->chain_expanded;
         }
         return UI_REDRAW;
     case TK_ESC:
-        if (s->feed_detail)
+        if (s->view == VIEW_CHAIN && s->chain_pick)
+            s->chain_pick = false;
+        else if (s->feed_detail)
             s->feed_detail = false;
         else if (s->chain_expanded)
             s->chain_expanded = false;
@@ -512,6 +548,10 @@ static unsigned normal_key(struct ui_state *s, struct model *m, int key, int64_t
     case 'l':
         if (s->view != VIEW_CHAIN)
             return 0;
+        s->chain_pick = !s->chain_pick;
+        if (!s->chain_pick)
+            return UI_REDRAW;
+        s->chain_pick_sel = 0;
         req_set(req, REQ_BRAND_PRODUCTS, (long)s->brand, NULL, NULL);
         return UI_REDRAW | UI_REQ;
     case 'w':

@@ -107,7 +107,9 @@ struct ui_state {
     char chain_code[64]; /* the code to type to confirm a recall */
     size_t chain_sel;
     bool chain_expanded, chain_scans;
-    bool heat_reads; /* Heat view shows reads (RCU) instead of writes (w toggles) */
+    bool chain_pick;       /* l: the brand's products to open one of */
+    size_t chain_pick_sel; /* the selected product of the list */
+    bool heat_reads;       /* Heat view shows reads (RCU) instead of writes (w toggles) */
     bool map_product;
     char map_product_id[64];
     int ops_days;

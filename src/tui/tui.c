@@ -749,7 +749,7 @@ static void carry_out(struct app *a, const struct ui_req *r)
             break;
         url_encode(a->brand_ids[r->num], enc, sizeof enc);
         snprintf(pq, sizeof pq, "/api/products/list?brandId=%s&limit=100", enc);
-        net_get(a->net, POLL_BRAND_PRODUCTS, 0, pq, 0);
+        net_get(a->net, POLL_BRAND_PRODUCTS, (size_t)r->num, pq, 0);
         break;
     case REQ_RECALL:
     case REQ_RESOLVE: {

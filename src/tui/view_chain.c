@@ -4,7 +4,8 @@
  * verify?metadata=true and products/events), then the hops with their
  * link glyphs: intact, or broken with the word BROKEN; gaps longer than
  * 72 h are annotated; Enter expands the selected hop's hashes; `v` swaps
- * the hops for the product's last 20 scans.
+ * the hops for the product's last 20 scans; `l` lists the brand's
+ * products to open one.
  */
 #include "tui/view_chain.h"
 
@@ -147,8 +148,44 @@ static void draw_hops(struct canvas *c, int y, const cJSON *events, const struct
     free(lines);
 }
 
+/* l: the brand's products (newest first), one to open with Enter. */
+static void draw_pick(struct canvas *c, const struct model *m, const struct view_ctx *ctx)
+{
+    const struct data_slot *d = model_data(m, POLL_BRAND_PRODUCTS, ctx->brand);
+    canvas_text(c, 0, 0, c->w, "Products of the brand: j k choose, Enter opens, Esc closes",
+                THEME_TITLE);
+    if (c->h < 2 || vu_placeholder(c, 0, 1, c->w, d))
+        return;
+    const cJSON *list = vu_get(d->json, "products");
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 0;
+    if (n == 0) {
+        canvas_text(c, 0, 1, c->w, "no products", THEME_MUTED);
+        return;
+    }
+    vu_title(c, 0, 1, c->w,
+             "  Name                            SKU            Status       Code          Scans");
+    int rows = c->h - 2;
+    if (rows <= 0)
+        return;
+    int sel = (int)ctx->chain_pick_sel < n ? (int)ctx->chain_pick_sel : n - 1;
+    int first = sel >= rows ? sel - rows + 1 : 0;
+    for (int i = 0; i < rows && first + i < n; i++) {
+        const cJSON *p = cJSON_GetArrayItem(list, first + i);
+        char line[256];
+        bool on = first + i == sel;
+        snprintf(line, sizeof line, "%s %-31.31s %-14.14s %-12.12s %-13.13s %5.0f", on ? ">" : " ",
+                 vu_str(p, "name", "?"), vu_str(p, "sku", "-"), vu_str(p, "status", "?"),
+                 vu_str(p, "verificationCode", "-"), vu_num(p, "scanCount", 0));
+        canvas_text(c, 0, 2 + i, c->w, line, on ? THEME_SELECTED : THEME_BASE);
+    }
+}
+
 static void draw(struct canvas *c, const struct model *m, const struct view_ctx *ctx)
 {
+    if (ctx->chain_pick) {
+        draw_pick(c, m, ctx);
+        return;
+    }
     if (!ctx->chain_product_id || !ctx->chain_product_id[0]) {
         canvas_text(c, 0, 0, c->w, "open a product with c, l or :product", THEME_MUTED);
         return;

@@ -34,29 +34,31 @@ enum view_id {
 };
 
 struct view_ctx {
-    int64_t now_ms;           /* wall clock */
-    bool tz_local;            /* times in local zone (with zone name) instead of UTC 'Z' */
-    size_t brand;             /* current brand (Overview, Map, Heat) */
-    bool compact;             /* 40x10..79x23 */
-    bool big;                 /* kiosk large text (W >= 100 and H >= 30) */
-    bool readonly;            /* greys out recall/resolve hints */
+    int64_t now_ms;                    /* wall clock */
+    bool tz_local;                     /* times in local zone (with zone name) instead of UTC 'Z' */
+    size_t brand;                      /* current brand (Overview, Map, Heat) */
+    bool compact;                      /* 40x10..79x23 */
+    bool big;                          /* kiosk large text (W >= 100 and H >= 30) */
+    bool readonly;                     /* greys out recall/resolve hints */
     const struct stream_info *streams; /* n_streams records (Health) */
     size_t n_streams;
     /* Feed */
-    bool feed_detail;         /* Enter: detail pane of the selected row */
+    bool feed_detail; /* Enter: detail pane of the selected row */
     /* Map */
-    bool map_product;         /* scope = one product (p) */
+    bool map_product; /* scope = one product (p) */
     const char *map_product_id;
     /* Chain */
     const char *chain_product_id; /* NULL: "open a product with c, l or :product" */
-    size_t chain_sel;         /* selected hop */
-    bool chain_expanded;      /* Enter: full hash / previous hash */
-    bool chain_scans;         /* v: last 20 scans */
+    size_t chain_sel;             /* selected hop */
+    bool chain_expanded;          /* Enter: full hash / previous hash */
+    bool chain_scans;             /* v: last 20 scans */
+    bool chain_pick;              /* l: the brand's products, one to open */
+    size_t chain_pick_sel;        /* selected product of that list */
     /* Ops */
-    int ops_days;             /* 1..31 */
-    size_t scroll;            /* first row of a scrolled list (Ops timeline, Heat, Health) */
+    int ops_days;  /* 1..31 */
+    size_t scroll; /* first row of a scrolled list (Ops timeline, Heat, Health) */
     /* Heat (added by T3) */
-    bool heat_reads;          /* r: share of 3,000 RCU/s instead of 1,000 WCU/s (w) */
+    bool heat_reads; /* r: share of 3,000 RCU/s instead of 1,000 WCU/s (w) */
 };
 
 const char *view_name(enum view_id v);  /* "Overview" "Feed" "Map" "Ops" "Chain" "Heat" "Health" */
@@ -69,13 +71,20 @@ void view_draw(enum view_id v, struct canvas *c, int x, int y, int w, int h, con
                const struct view_ctx *ctx);
 
 /* One function per view (view_draw dispatches). */
-void view_overview(struct canvas *c, int x, int y, int w, int h, const struct model *m, const struct view_ctx *ctx);
-void view_feed(struct canvas *c, int x, int y, int w, int h, const struct model *m, const struct view_ctx *ctx);
-void view_map(struct canvas *c, int x, int y, int w, int h, const struct model *m, const struct view_ctx *ctx);
-void view_ops(struct canvas *c, int x, int y, int w, int h, const struct model *m, const struct view_ctx *ctx);
-void view_chain(struct canvas *c, int x, int y, int w, int h, const struct model *m, const struct view_ctx *ctx);
-void view_heat(struct canvas *c, int x, int y, int w, int h, const struct model *m, const struct view_ctx *ctx);
-void view_health(struct canvas *c, int x, int y, int w, int h, const struct model *m, const struct view_ctx *ctx);
+void view_overview(struct canvas *c, int x, int y, int w, int h, const struct model *m,
+                   const struct view_ctx *ctx);
+void view_feed(struct canvas *c, int x, int y, int w, int h, const struct model *m,
+               const struct view_ctx *ctx);
+void view_map(struct canvas *c, int x, int y, int w, int h, const struct model *m,
+              const struct view_ctx *ctx);
+void view_ops(struct canvas *c, int x, int y, int w, int h, const struct model *m,
+              const struct view_ctx *ctx);
+void view_chain(struct canvas *c, int x, int y, int w, int h, const struct model *m,
+                const struct view_ctx *ctx);
+void view_heat(struct canvas *c, int x, int y, int w, int h, const struct model *m,
+               const struct view_ctx *ctx);
+void view_health(struct canvas *c, int x, int y, int w, int h, const struct model *m,
+                 const struct view_ctx *ctx);
 
 /* Rows of the feed list that fit in a content area of height h (80x24 -> 20). */
 int view_feed_rows(int h, bool compact);

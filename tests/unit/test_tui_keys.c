@@ -285,6 +285,64 @@ static void test_commands_and_requests(void **state)
     model_free(m);
 }
 
+/* l in the Chain view lists the brand's products: j k choose, Enter
+ * opens the chosen one, Esc closes the list. */
+static void test_product_picker(void **state)
+{
+    (void)state;
+    struct model *m = model_new(ids, NULL, 2);
+    struct ui_state s;
+    struct ui_req r;
+    static const char body[] = "{\"products\":[{\"productId\":\"p-new\",\"name\":\"Newest\"},"
+                               "{\"productId\":\"p-mid\",\"name\":\"Middle\"},"
+                               "{\"productId\":\"p-old\",\"name\":\"Oldest\"}],\"count\":3}";
+    ui_state_init(&s, 2, false, false);
+    key(&s, m, ']', &r); /* the second brand */
+    assert_int_equal(s.brand, 1);
+    assert_int_equal(key(&s, m, 'l', &r), 0); /* not outside the Chain view */
+    key(&s, m, '5', &r);
+    assert_true(key(&s, m, 'l', &r) & UI_REQ);
+    assert_int_equal(r.kind, REQ_BRAND_PRODUCTS);
+    assert_int_equal(r.num, 1);
+    assert_true(s.chain_pick);
+    /* before the list came: nothing to choose or open */
+    key(&s, m, 'j', &r);
+    assert_int_equal(s.chain_pick_sel, 0);
+    assert_int_equal(key(&s, m, TK_ENTER, &r), 0);
+    model_reply(m, POLL_BRAND_PRODUCTS, 1, 200, body, sizeof body - 1, 1, NOW);
+    key(&s, m, 'j', &r);
+    key(&s, m, 'j', &r);
+    key(&s, m, 'j', &r); /* stops at the last */
+    assert_int_equal(s.chain_pick_sel, 2);
+    key(&s, m, 'k', &r);
+    assert_int_equal(s.chain_pick_sel, 1);
+    key(&s, m, 'G', &r);
+    assert_int_equal(s.chain_pick_sel, 2);
+    key(&s, m, 'g', &r);
+    assert_int_equal(s.chain_pick_sel, 0);
+    key(&s, m, 'j', &r);
+    unsigned f = key(&s, m, TK_ENTER, &r);
+    assert_true(f & UI_REQ);
+    assert_int_equal(r.kind, REQ_OPEN_PRODUCT);
+    assert_string_equal(r.arg, "p-mid");
+    assert_string_equal(s.chain_product_id, "p-mid");
+    assert_false(s.chain_pick);
+    /* Esc closes the list without opening anything; l toggles it */
+    key(&s, m, 'l', &r);
+    assert_true(s.chain_pick);
+    key(&s, m, TK_ESC, &r);
+    assert_false(s.chain_pick);
+    assert_string_equal(s.chain_product_id, "p-mid");
+    key(&s, m, 'l', &r);
+    key(&s, m, 'l', &r);
+    assert_false(s.chain_pick);
+    /* another brand closes it: the list was this brand's */
+    key(&s, m, 'l', &r);
+    key(&s, m, '[', &r);
+    assert_false(s.chain_pick);
+    model_free(m);
+}
+
 static void test_help_filter(void **state)
 {
     (void)state;
@@ -319,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_kiosk_ignores_keys),    cmocka_unit_test(test_filter_freeze_floor),
         cmocka_unit_test(test_readonly_refuses),      cmocka_unit_test(test_recall_confirmation),
         cmocka_unit_test(test_commands_and_requests), cmocka_unit_test(test_help_filter),
+        cmocka_unit_test(test_product_picker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -401,6 +401,52 @@ static void test_ops(void **state)
     model_free(m);
 }
 
+/* l in the Chain view: the brand's products, the selected one marked. */
+static void test_chain_picker(void **state)
+{
+    (void)state;
+    struct model *m = model_new(ids, names, 1);
+    struct view_ctx v = ctx_at(T0);
+    struct canvas c;
+    v.chain_pick = true;
+    v.chain_pick_sel = 1;
+    canvas_init(&c, 80, 8, false);
+    view_chain(&c, 0, 0, 80, 8, m, &v);
+    assert_true(has_text(&c, "Products of the brand"));
+    assert_false(has_text(&c, "open a product with"));
+    char body[4096];
+    size_t len = (size_t)snprintf(body, sizeof body, "{\"products\":[");
+    for (int i = 0; i < 12; i++)
+        len +=
+            (size_t)snprintf(body + len, sizeof body - len,
+                             "%s{\"productId\":\"p%d\",\"name\":\"Item %02d\",\"sku\":\"SKU-%d\","
+                             "\"status\":\"active\",\"verificationCode\":\"CODE%02d\","
+                             "\"scanCount\":%d}",
+                             i ? "," : "", i, i, i, i, i * 3);
+    len += (size_t)snprintf(body + len, sizeof body - len, "],\"count\":12}");
+    model_reply(m, POLL_BRAND_PRODUCTS, 0, 200, body, len, 1, T0);
+    canvas_clear(&c, THEME_BASE);
+    view_chain(&c, 0, 0, 80, 8, m, &v);
+    assert_non_null(strstr(row(&c, 3), "> Item 01"));
+    assert_non_null(strstr(row(&c, 3), "CODE01"));
+    assert_non_null(strstr(row(&c, 2), "  Item 00"));
+    /* the selection stays on screen: 6 rows, the 11th selected */
+    v.chain_pick_sel = 10;
+    canvas_clear(&c, THEME_BASE);
+    view_chain(&c, 0, 0, 80, 8, m, &v);
+    assert_non_null(strstr(row(&c, 7), "> Item 10"));
+    assert_false(has_text(&c, "Item 04"));
+    canvas_free(&c);
+    /* an empty list says so */
+    const char *none = "{\"products\":[],\"count\":0}";
+    model_reply(m, POLL_BRAND_PRODUCTS, 0, 200, none, strlen(none), 1, T0);
+    canvas_init(&c, 80, 8, false);
+    view_chain(&c, 0, 0, 80, 8, m, &v);
+    assert_true(has_text(&c, "no products"));
+    canvas_free(&c);
+    model_free(m);
+}
+
 static void test_chain(void **state)
 {
     (void)state;
@@ -574,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_denied_and_unsupported),
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_chain_picker),
         cmocka_unit_test(test_heat_and_health),
         cmocka_unit_test(test_all_views_bounds),
     };
