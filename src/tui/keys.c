@@ -37,7 +37,7 @@ static const struct key_binding bindings[] = {
     {"a A", "acknowledge the selected / every visible threat", VB(VIEW_FEED)},
     {"r", "resolve the selected threat (not read-only)", VB(VIEW_FEED)},
     {"c", "open the product's provenance chain", VB(VIEW_FEED)},
-    {"l", "the brand's products (j k to choose, Enter opens, Esc closes)", VB(VIEW_CHAIN)},
+    {"l", "the brand's products (Enter opens one)", VB(VIEW_CHAIN)},
     {"v", "toggle the last 20 scans", VB(VIEW_CHAIN)},
     {"X", "recall the product (reason + type its code; not read-only)", VB(VIEW_CHAIN)},
     {"p", "map scope: brand / selected product", VB(VIEW_MAP)},
