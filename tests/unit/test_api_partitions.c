@@ -22,6 +22,7 @@
 #include "core/timeutil.h"
 #include "store/store.h"
 #include "util/buf.h"
+#include "tmpdir.h"
 
 #define ADMIN "Bearer partitions-admin-key-0123456789"
 
@@ -65,14 +66,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
-    char cmd[128];
     buf_free(&f->res.headers);
     buf_free(&f->res.body);
     cJSON_Delete(f->json);
     app_free(f->a);
     store_close(f->s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
+    if (ut_rmtree(f->dir) != 0)
         return -1;
     free(f);
     return 0;

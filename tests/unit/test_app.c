@@ -22,6 +22,7 @@
 #include "core/keys.h"
 #include "store/store.h"
 #include "util/err.h"
+#include "tmpdir.h"
 
 #define ADMIN_KEY "test-admin-key-0123456789"
 
@@ -95,9 +96,7 @@ static int teardown(void **state)
     reset_res(f);
     app_free(f->a);
     store_close(f->s);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
+    if (ut_rmtree(f->dir) != 0)
         return -1;
     free(f);
     return 0;

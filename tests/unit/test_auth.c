@@ -20,6 +20,7 @@
 #include "core/keys.h"
 #include "store/store.h"
 #include "util/err.h"
+#include "tmpdir.h"
 
 #define NOW "2026-06-20T14:00:00.000Z"
 
@@ -49,9 +50,7 @@ static int teardown(void **state)
 {
     struct fx *f = *state;
     store_close(f->s);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
+    if (ut_rmtree(f->dir) != 0)
         return -1;
     free(f);
     return 0;

@@ -18,6 +18,7 @@
 #include "store/store.h"
 #include "store/store_int.h"
 #include "util/err.h"
+#include "tmpdir.h"
 
 #define T0 1780000000000LL /* ms, a fixed store clock */
 
@@ -54,10 +55,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
-    char cmd[160];
     store_close(f->s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(ut_rmtree(f->dir), 0);
     free(f);
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "api/pager.h"
 #include "util/err.h"
+#include "tmpdir.h"
 
 /* 150 KB items: 15 of them span three 1 MB pages. */
 #define NITEMS  15
@@ -68,11 +69,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    char cmd[160];
-
     store_close(f->s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(ut_rmtree(f->dir), 0);
     free(f);
     return 0;
 }

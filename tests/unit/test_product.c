@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "tmpdir.h"
 
 #define BID    "5019622c-9860-4b83-a5c6-adb82ebd0412"
 #define PID    "e084595c97320cfcc85309943f345760"
@@ -52,11 +53,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *fx = *state;
-    char cmd[160];
-
     store_close(fx->s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-    if (system(cmd) != 0)
+    if (ut_rmtree(fx->dir) != 0)
         return -1;
     free(fx);
     return 0;

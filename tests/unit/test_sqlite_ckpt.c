@@ -24,6 +24,7 @@
 
 #include "store/sqlite_ckpt.h"
 #include "store/store.h"
+#include "tmpdir.h"
 
 struct fx {
     char dir[64], path[96], wal[112];
@@ -51,10 +52,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
-    char cmd[160];
     store_close(f->s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(ut_rmtree(f->dir), 0);
     free(f);
     return 0;
 }

@@ -19,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "store/sqlite_pcache.h"
+#include "tmpdir.h"
 
 struct fx {
     char dir[64], path[96];
@@ -96,10 +97,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
-    char cmd[128];
     sqlite3_close(f->db);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
+    if (ut_rmtree(f->dir) != 0)
         return -1;
     free(f);
     return 0;

@@ -23,6 +23,7 @@
 
 #include "store/store.h"
 #include "store/store_sqlite.h"
+#include "tmpdir.h"
 
 struct fx {
     char dir[64], path[96];
@@ -49,10 +50,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
-    char cmd[160];
     store_close(f->s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(ut_rmtree(f->dir), 0);
     free(f);
     return 0;
 }

@@ -26,6 +26,7 @@
 #include "store/store.h"
 #include "util/err.h"
 #include "util/xalloc.h"
+#include "tmpdir.h"
 
 #define PID  "0123456789abcdef0123456789abcdef"
 #define PPK  "PRODUCT#" PID
@@ -65,11 +66,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
-    char cmd[160];
     verify_memo_free(f->m);
     store_close(f->s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(ut_rmtree(f->dir), 0);
     free(f);
     return 0;
 }

@@ -33,6 +33,7 @@
 #include "store/store.h"
 #include "util/err.h"
 #include "util/timescale.h"
+#include "tmpdir.h"
 
 /* ---- receiver ------------------------------------------------------------ */
 
@@ -131,9 +132,7 @@ static int teardown(void **state)
     F.d = NULL;
     store_close(F.s);
     ev_loop_destroy(F.loop);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", F.dir);
-    if (system(cmd) != 0)
+    if (ut_rmtree(F.dir) != 0)
         return -1;
     rx_reset(0);
     return 0;
