@@ -162,8 +162,12 @@ static void draw_pick(struct canvas *c, const struct model *m, const struct view
         canvas_text(c, 0, 1, c->w, "no products", THEME_MUTED);
         return;
     }
-    vu_title(c, 0, 1, c->w,
-             "  Name                            SKU            Status       Code          Scans");
+    /* names and SKUs whole when there is room (104 columns) */
+    int namew = c->w >= 104 ? 44 : 31, skuw = c->w >= 104 ? 24 : 14;
+    char head[256];
+    snprintf(head, sizeof head, "  %-*s %-*s %-12s %-13s %5s", namew, "Name", skuw, "SKU", "Status",
+             "Code", "Scans");
+    vu_title(c, 0, 1, c->w, head);
     int rows = c->h - 2;
     if (rows <= 0)
         return;
@@ -173,9 +177,10 @@ static void draw_pick(struct canvas *c, const struct model *m, const struct view
         const cJSON *p = cJSON_GetArrayItem(list, first + i);
         char line[256];
         bool on = first + i == sel;
-        snprintf(line, sizeof line, "%s %-31.31s %-14.14s %-12.12s %-13.13s %5.0f", on ? ">" : " ",
-                 vu_str(p, "name", "?"), vu_str(p, "sku", "-"), vu_str(p, "status", "?"),
-                 vu_str(p, "verificationCode", "-"), vu_num(p, "scanCount", 0));
+        snprintf(line, sizeof line, "%s %-*.*s %-*.*s %-12.12s %-13.13s %5.0f", on ? ">" : " ",
+                 namew, namew, vu_str(p, "name", "?"), skuw, skuw, vu_str(p, "sku", "-"),
+                 vu_str(p, "status", "?"), vu_str(p, "verificationCode", "-"),
+                 vu_num(p, "scanCount", 0));
         canvas_text(c, 0, 2 + i, c->w, line, on ? THEME_SELECTED : THEME_BASE);
     }
 }

@@ -436,6 +436,14 @@ static void test_chain_picker(void **state)
     view_chain(&c, 0, 0, 80, 8, m, &v);
     assert_non_null(strstr(row(&c, 7), "> Item 10"));
     assert_false(has_text(&c, "Item 04"));
+    const char *h = row(&c, 1);
+    assert_int_equal(strstr(h, "SKU") - h, 34); /* 80 columns: names cut at 31 */
+    canvas_free(&c);
+    canvas_init(&c, 120, 8, false); /* wide: names 44, SKUs 24 */
+    view_chain(&c, 0, 0, 120, 8, m, &v);
+    h = row(&c, 1);
+    assert_int_equal(strstr(h, "SKU") - h, 47);
+    assert_int_equal(strstr(h, "Status") - h, 72);
     canvas_free(&c);
     /* an empty list says so */
     const char *none = "{\"products\":[],\"count\":0}";
