@@ -164,14 +164,15 @@ struct net {
 
 /* Periods in unscaled seconds; 0 = on demand only. */
 static const double poll_period[POLL_KIND_COUNT] = {
-    [POLL_THREATS] = 60, [POLL_STATS] = 30,  [POLL_BRAND_SCANS] = 30, [POLL_ANALYTICS] = 30,
-    [POLL_AUDIT] = 30,   [POLL_HEALTH] = 30, [POLL_OPSLOG] = 15,      [POLL_PARTITIONS] = 30,
-    [POLL_BRANDS] = 60,  [POLL_PROBE] = 60,
+    [POLL_THREATS] = 60, [POLL_STATS] = 30,  [POLL_BRAND_SCANS] = 30,    [POLL_ANALYTICS] = 30,
+    [POLL_AUDIT] = 30,   [POLL_HEALTH] = 30, [POLL_OPSLOG] = 15,         [POLL_PARTITIONS] = 30,
+    [POLL_BRANDS] = 60,  [POLL_PROBE] = 60,  [POLL_BRAND_PRODUCTS] = 60,
 };
 
 static bool per_brand(enum poll_kind k)
 {
-    return k == POLL_THREATS || k == POLL_STATS || k == POLL_BRAND_SCANS || k == POLL_ANALYTICS;
+    return k == POLL_THREATS || k == POLL_STATS || k == POLL_BRAND_SCANS || k == POLL_ANALYTICS ||
+           k == POLL_BRAND_PRODUCTS;
 }
 
 /* The Health view's non-mutating probes; the reply's tag is the index. */
@@ -599,11 +600,13 @@ static void bring_forward(int64_t *due, int64_t polled, int64_t soon)
         *due = at;
 }
 
-/* A threat arrived for s: its brand's figures have moved too, and the
- * detector's classification of it is in the ops log. */
+/* A threat arrived for s: its brand's figures have moved too (and its
+ * product may be new: the list names it), and the detector's
+ * classification of it is in the ops log. */
 static void threat_refresh(struct stream *s)
 {
-    static const enum poll_kind kinds[] = {POLL_STATS, POLL_BRAND_SCANS, POLL_ANALYTICS};
+    static const enum poll_kind kinds[] = {POLL_STATS, POLL_BRAND_SCANS, POLL_ANALYTICS,
+                                           POLL_BRAND_PRODUCTS};
     struct net *n = s->n;
     int64_t soon = time_mono_ms() + ms_of(scaled(NET_THREAT_REFRESH_S));
 
@@ -681,6 +684,9 @@ static int poll_path(struct net *n, struct stream *s, enum poll_kind k, size_t p
     case POLL_ANALYTICS:
         rc = buf_puts(out, "/api/analytics?brandId=");
         break;
+    case POLL_BRAND_PRODUCTS: /* names for the feed, the Chain view's list */
+        rc = buf_puts(out, "/api/products/list?brandId=");
+        break;
     case POLL_AUDIT:
         return buf_puts(out, "/api/audit?limit=3");
     case POLL_HEALTH:
@@ -700,6 +706,8 @@ static int poll_path(struct net *n, struct stream *s, enum poll_kind k, size_t p
         rc = put_escaped(out, s->brand);
     if (!rc && k == POLL_THREATS)
         rc = buf_puts(out, "&limit=50");
+    if (!rc && k == POLL_BRAND_PRODUCTS)
+        rc = buf_puts(out, "&limit=100");
     return rc;
 }
 

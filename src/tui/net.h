@@ -64,7 +64,7 @@ enum poll_kind {
     POLL_PRODUCT,        /* GET /api/products/verify?productId=&metadata=true  on demand */
     POLL_PRODUCT_SCANS,  /* GET /api/scans?productId=&limit=20      on demand */
     POLL_PRODUCT_EVENTS, /* GET /api/products/events?productId=     on demand */
-    POLL_BRAND_PRODUCTS, /* the brand's products list               on demand */
+    POLL_BRAND_PRODUCTS, /* GET /api/products/list?brandId=&limit=100 60 s, on demand */
     POLL_PROBE,          /* Health view's endpoint probes             60 s */
     POLL_ACTION,         /* POST/PATCH results (recall, resolve) */
     POLL_KIND_COUNT

@@ -39,6 +39,10 @@ static struct cols plan(int w, bool brands, bool tz_local)
         fixed -= k.brand + 1;
         k.brand = 0;
     }
+    if (w - fixed >= 72) { /* wide: product names whole (most of them) */
+        k.product += 12;
+        fixed += 12;
+    }
     k.details = w - fixed > 0 ? w - fixed : 0;
     return k;
 }

@@ -706,6 +706,8 @@ static void test_poll_periods_and_refresh(void **state)
     assert_int_equal(count_req(NULL, "/api/brands?id=b"), 1);
     assert_int_equal(count_req(NULL, "/api/brands/scans?brandId=b"), 1);
     assert_int_equal(count_req(NULL, "/api/analytics?brandId=b"), 1);
+    /* the product names of the feed */
+    assert_int_equal(count_req(NULL, "/api/products/list?brandId=b&limit=100"), 1);
     assert_int_equal(count_req(NULL, "/api/health"), 0);
     assert_int_equal(net_start(f->net), 0);
     run_for(f, 1.45);
@@ -773,6 +775,8 @@ static void test_threat_refreshes_figures(void **state)
     assert_true(after >= 300 && gap < 560);
     assert_true(nth_req("/api/brands/scans?brandId=b", 1, &r1) && r1.at_ms - t_stream < 560);
     assert_true(nth_req("/api/analytics?brandId=b", 1, &r1) && r1.at_ms - t_stream < 560);
+    /* a new product's name: the list is read again too (its period is 1.2 s) */
+    assert_true(nth_req("/api/products/list?brandId=b", 1, &r1) && r1.at_ms - t_stream < 560);
     /* 1.2 s of storm: a poll of each per 0.1 s at most, not one per
      * threat (60); their periods alone would make 3 and 5 in 1.5 s */
     int n = count_req(NULL, "/api/brands?id=b");

@@ -133,6 +133,21 @@ static void test_feed_rows(void **state)
     assert_int_equal(canvas_at(&c, 0, 2)->ch, 0x2022);
     assert_false(has_text(&c, "Brand"));
     canvas_free(&c);
+    /* Named products (the brand's list): on a wide terminal the name is
+     * whole, at 80 columns it is cut. */
+    const char *plist = "{\"products\":[{\"productId\":\"prod0039xyz\",\"name\":"
+                        "\"Aviator Titanium 58mm\"}],\"count\":1}";
+    model_reply(m, POLL_BRAND_PRODUCTS, 0, 200, plist, strlen(plist), 1, T0);
+    canvas_init(&c, 80, 24, false);
+    view_draw(VIEW_FEED, &c, 0, 1, 80, 21, m, &v);
+    assert_non_null(strstr(row(&c, 2), "Aviator Tit"));
+    assert_null(strstr(row(&c, 2), "Aviator Titanium 58mm"));
+    canvas_free(&c);
+    canvas_init(&c, 140, 24, false);
+    view_draw(VIEW_FEED, &c, 0, 1, 140, 21, m, &v);
+    assert_non_null(strstr(row(&c, 2), "Aviator Titanium 58mm"));
+    assert_non_null(strstr(row(&c, 2), "detail 39"));
+    canvas_free(&c);
     /* 60x16 compact: content = 16 - 2 rows. */
     canvas_init(&c, 60, 16, false);
     v.compact = true;
