@@ -9,8 +9,8 @@
  * a form-encoded POST to $STRIPE_API_BASE/v1/checkout/sessions (default
  * https://api.stripe.com) through the app's asynchronous HTTP client
  * (http/client.h).  The handler does not block the loop: it defers its
- * answer (http_response.deferred, http.h) and completes it from the
- * client's callback with {"url": session url}, or 500 {"error":"Checkout
+ * answer (app_defer, app.h) and completes it from the client's callback
+ * (app_resume) with {"url": session url}, or 500 {"error":"Checkout
  * failed"} on any failure (transport, non-2xx, no url).  Each request
  * carries a fresh random Idempotency-Key, so a retry of the same
  * outbound request by a proxy or by Stripe's client conventions cannot
@@ -164,61 +164,40 @@ static int build_form(struct buf *b, const struct catalog_plan *p, const char *b
 
 /* ---------- the deferred answer ---------- */
 
-/* One checkout waiting for Stripe.  conn is NULL once the client's
- * connection is gone (the answer is then dropped). */
+/* One checkout waiting for Stripe (app.h's deferred requests). */
 struct checkout {
-    struct http_conn *conn;
+    struct api_resume resume;
+    const char *url; /* the session's, during the resume; NULL: failed */
 };
 
-static void checkout_conn_closed(void *arg, struct http_conn *c)
+static void checkout_resume(struct api_req *r, void *arg)
 {
     struct checkout *co = arg;
-    (void)c;
-    co->conn = NULL;
-}
-
-static void checkout_answer(struct http_conn *conn, int status, const char *key, const char *val)
-{
-    struct http_response res;
-    struct jsonw w;
-    memset(&res, 0, sizeof res);
-    buf_init(&res.headers, 4096);
-    buf_init(&res.body, 64 * 1024);
-    res.status = status;
-    res.content_type = "application/json";
-    jsonw_init(&w, &res.body);
-    jsonw_obj(&w);
-    jsonw_kstr(&w, key, val);
-    jsonw_end(&w);
-    if (jsonw_error(&w))
-        http_response_error(&res, 500, "Checkout failed");
-    if (http_conn_complete(conn, &res))
-        log_msg(LOG_WARN, NULL, "stripe: could not complete the checkout answer");
-    buf_free(&res.headers);
-    buf_free(&res.body);
+    if (!co->url) {
+        api_error(r, 500, "Checkout failed");
+        return;
+    }
+    struct jsonw *w = api_json(r, 200);
+    jsonw_obj(w);
+    jsonw_kstr(w, "url", co->url);
+    jsonw_end(w);
 }
 
 static void checkout_done(void *arg, const struct http_client_res *cres)
 {
     struct checkout *co = arg;
-    const char *url = NULL;
     cJSON *doc = NULL;
 
     if (!cres->err && cres->status >= 200 && cres->status < 300) {
         doc = cJSON_ParseWithLength(cres->body, cres->body_len);
         const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "url"));
         if (u && *u)
-            url = u;
+            co->url = u;
     }
-    if (!url)
+    if (!co->url)
         log_msg(LOG_WARN, NULL, "stripe: checkout session failed (status %ld, %s)", cres->status,
                 cres->err ? cres->error : "no url in the answer");
-    if (co->conn) {
-        if (url)
-            checkout_answer(co->conn, 200, "url", url);
-        else
-            checkout_answer(co->conn, 500, "error", "Checkout failed");
-    }
+    app_resume(&co->resume, checkout_resume, co); /* nothing when the client is gone */
     cJSON_Delete(doc);
     free(co);
 }
@@ -260,14 +239,12 @@ static void checkout_start(struct api_req *r, const struct catalog_plan *p, cons
                                   .body_len = form.len,
                                   .timeout_s = scaled(STRIPE_TIMEOUT_S)};
     co = xcalloc(1, sizeof *co);
-    co->conn = r->http->conn;
     rc = http_client_start(hc, &req, checkout_done, co);
     memset(auth, 0, sizeof auth);
     if (rc)
         goto fail;
-    r->res->deferred = true;
-    r->res->deferred_closed = checkout_conn_closed;
-    r->res->deferred_arg = co;
+    /* the request outlives a client that goes: checkout_done frees co */
+    app_defer(r, &co->resume, NULL, NULL);
     buf_free(&form);
     return;
 fail:
