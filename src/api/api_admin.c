@@ -87,12 +87,6 @@ out:
     cJSON_Delete(all);
 }
 
-static double seq_of(const cJSON *item)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, "seq");
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
 /* Reads the dead letters of the last `days` days: all of them, or only
  * those of sequence `seq` (> 0).  On success *out is a new array. */
 static int collect(struct api_req *r, long days, double seq, cJSON **out)
@@ -109,7 +103,7 @@ static int collect(struct api_req *r, long days, double seq, cJSON **out)
             break;
         for (it = page->child; it; it = next) {
             next = it->next;
-            if (seq > 0 && seq_of(it) != seq)
+            if (seq > 0 && dlq_seq(it) != seq)
                 continue;
             cJSON_DetachItemViaPointer(page, it);
             cJSON_AddItemToArray(all, it);

@@ -129,8 +129,8 @@ static void register_checked(struct api_req *r, const struct reg *in)
         goto out;
     }
     /* Deliveries read the SQLite change stream (docs/dynamodb.md). */
-    webhook_write_created_warning_json(
-        api_json(r, 200), item, store_has_stream(api_store(r)) ? NULL : WEBHOOK_NOT_DELIVERED);
+    webhook_write_created_json(api_json(r, 200), item,
+                               store_has_stream(api_store(r)) ? NULL : WEBHOOK_NOT_DELIVERED);
 out:
     memset(secret, 0, sizeof secret);
     cJSON_Delete(profile);

@@ -418,12 +418,7 @@ static bool item_active(const cJSON *item)
     return cJSON_IsTrue(a);
 }
 
-void webhook_write_created_json(struct jsonw *w, const cJSON *item)
-{
-    webhook_write_created_warning_json(w, item, NULL);
-}
-
-void webhook_write_created_warning_json(struct jsonw *w, const cJSON *item, const char *warning)
+void webhook_write_created_json(struct jsonw *w, const cJSON *item, const char *warning)
 {
     jsonw_obj(w);
     kattr(w, item, "id");

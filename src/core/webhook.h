@@ -127,11 +127,10 @@ struct webhook_fields {
  * createdAt, lastTriggered null, deliveryCount 0, secret.  The caller
  * owns the result; NULL when a field is missing or invalid. */
 cJSON *webhook_item_new(const struct webhook_fields *f);
-/* POST's answer {"id","url","events","active","secret"}. */
-void webhook_write_created_json(struct jsonw *w, const cJSON *item);
-/* The same with "warning" last when warning is not NULL (a server that
- * keeps the registration but cannot deliver: WEBHOOK_NOT_DELIVERED). */
-void webhook_write_created_warning_json(struct jsonw *w, const cJSON *item, const char *warning);
+/* POST's answer {"id","url","events","active","secret"}, and "warning"
+ * last when warning is not NULL (a server that keeps the registration
+ * but cannot deliver: WEBHOOK_NOT_DELIVERED). */
+void webhook_write_created_json(struct jsonw *w, const cJSON *item, const char *warning);
 #define WEBHOOK_NOT_DELIVERED                                                                      \
     "Deliveries are not made on this server's store (DynamoDB) yet: the webhook is kept but "      \
     "receives nothing"

@@ -148,7 +148,7 @@ void dlq_write_json(struct jsonw *w, const cJSON *item)
     jsonw_end(w);
 }
 
-static double seq_of(const cJSON *item)
+double dlq_seq(const cJSON *item)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, "seq");
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
@@ -175,6 +175,6 @@ int dlq_stream_order(const void *a, const void *b)
         if (c)
             return c < 0 ? -1 : 1;
     }
-    double sx = seq_of(x), sy = seq_of(y);
+    double sx = dlq_seq(x), sy = dlq_seq(y);
     return sx < sy ? -1 : sx > sy;
 }

@@ -47,6 +47,9 @@ int dlq_list(struct store *s, const char *day, int limit, cJSON **items);
  * "parkedAt","attempts","error","image"} (absent attributes -> null). */
 void dlq_write_json(struct jsonw *w, const cJSON *item);
 
+/* A dead letter's "seq" (0 when it has none). */
+double dlq_seq(const cJSON *item);
+
 /* qsort() order of dead letters (const cJSON ** elements) as their
  * records came in the stream, the order a replay must keep: by stream
  * position (the Streams detector's streamPos: its sequence number, which

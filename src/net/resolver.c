@@ -45,8 +45,7 @@ struct resolver_job {
     /* resolver_lookup: under rv->mu, except the loop-only fields */
     struct resolver *rv;
     bool abandoned;             /* the loop let go: the thread frees the job */
-    bool queued;                /* on rv's done queue */
-    struct resolver_job *qnext; /* done queue */
+    struct resolver_job *qnext; /* rv's done queue, which holds the jobs done */
     resolver_cb cb;             /* loop only, from here down */
     void *arg;
     ev_timer timer;
@@ -127,7 +126,6 @@ static void *lookup_thread(void *arg)
         j->res = res;
         res = NULL;
         j->done = true;
-        j->queued = true;
         j->qnext = NULL;
         if (rv->qtail)
             rv->qtail->qnext = j;
@@ -258,7 +256,6 @@ static void queue_remove(struct resolver *rv, struct resolver_job *j)
     *pp = j->qnext;
     if (rv->qtail == j)
         rv->qtail = prev;
-    j->queued = false;
     j->qnext = NULL;
 }
 

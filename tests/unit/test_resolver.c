@@ -113,12 +113,19 @@ static void run_until(struct ev_loop *loop, const int *done)
     ev_timer_stop(loop, &guard);
 }
 
-/* Waits (off the loop) until the resolver's threads are all gone. */
+/* Waits (off the loop) until the resolver runs n threads at most, and
+ * checks it is exactly n then. */
+static void wait_threads(struct resolver *rv, size_t n)
+{
+    for (int i = 0; i < 500 && resolver_threads(rv) > n; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    assert_int_equal(resolver_threads(rv), n);
+}
+
+/* Waits until the resolver's threads are all gone. */
 static void wait_threads_gone(struct resolver *rv)
 {
-    for (int i = 0; i < 500 && resolver_threads(rv) > 0; i++)
-        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-    assert_int_equal(resolver_threads(rv), 0);
+    wait_threads(rv, 0);
 }
 
 /* Waits until n lookups are inside test_fn. */
@@ -247,9 +254,7 @@ static void test_cancel(void **state)
     resolver_cancel(j1);
     /* cancelled once answered, before the loop heard of it */
     assert_int_equal(resolver_lookup(rv, "ok.test", 2.0, cb, &s2, &j2), 0);
-    for (int i = 0; i < 500 && resolver_threads(rv) > 1; i++)
-        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-    assert_int_equal(resolver_threads(rv), 1);
+    wait_threads(rv, 1);
     resolver_cancel(j2);
     gate_set(true);
     wait_threads_gone(rv);
