@@ -203,7 +203,7 @@ if [ "$HAVE_ES" = 1 ]; then
         jb '.products[].productId' >>"$GP_DIR/ids"
     done
     check "150 products for the bulk alerts" '[ "$(wc -l <"$GP_DIR/ids")" -eq 150 ]'
-    node "$CLIENT" stall 127.0.0.1 "$GP_PORT" "/api/stream?brandId=$A" --auth "Bearer $KA" --seconds 60 \
+    node "$CLIENT" stall 127.0.0.1 "$GP_PORT" "/api/stream?brandId=$A" --auth "Bearer $KA" --seconds 180 \
         >"$GP_DIR/stall.out" &
     STPID=$!
     check "stalled client connected" 'wait_for "grep -q stalled \"$GP_DIR/stall.out\" && [ \"\$(metric genuproof_sse_clients)\" = 2 ]"'
@@ -223,6 +223,9 @@ if [ "$HAVE_ES" = 1 ]; then
     check "metrics: one client left" 'wait_for "[ \"\$(metric genuproof_sse_clients)\" = 1 ]" 5'
     kill -USR1 "$STPID"
     check "dropped client sees the stream end" 'wait_for "grep -q ^closed \"$GP_DIR/stall.out\"" 10'
+    grep -q ^closed "$GP_DIR/stall.out" ||
+        { echo "  stall client said: $(tr '\n' ' ' <"$GP_DIR/stall.out")"
+          ss -tno state all "( sport = :$GP_PORT or dport = :$GP_PORT )" 2>/dev/null | head -8; }
     STPID=""
     AUTH="Bearer $KA" req GET "/api/threats?brandId=$A&limit=500"
     TOTAL=$(jb .count)
