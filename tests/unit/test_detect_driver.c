@@ -322,6 +322,11 @@ static void test_poke_sees_other_writers(void **state)
         e.f.s = mine;
     }
     store_close(other);
+    /* the head is an eventually consistent read: the snapshot lag() took
+     * just before may still be shared for up to READ_SNAPSHOT_US (1 ms), so
+     * wait (without running the loop) until it shows the other writes */
+    for (int i = 0; i < 1000 && lag(&e) == 0; i++)
+        usleep(1000);
     assert_true(lag(&e) > 0);
     run_until_caught_up(&e);
     alerts = fx_alerts(&e.f, BRAND);
