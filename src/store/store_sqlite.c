@@ -88,12 +88,15 @@ enum stmt_id {
     ST_EXPIRED,
     ST_PING,
     ST_DATA_VERSION,
-    ST_SYNC_FULL,
-    ST_SYNC_OFF,
     ST_COUNT
 };
 
 #define Q_TTL " AND (ttl IS NULL OR ttl >= ?4)"
+
+/* PRAGMA synchronous levels. */
+#define SYNC_LEVEL_OFF    0
+#define SYNC_LEVEL_NORMAL 1
+#define SYNC_LEVEL_FULL   2
 #define Q_TABLE                                                                                    \
     "SELECT pk, sk, NULL, size, body FROM items WHERE pk = ?1 AND sk >= ?2 AND sk < ?3" Q_TTL
 #define Q_GSI                                                                                      \
@@ -142,8 +145,6 @@ static const char *const SQL[ST_COUNT] = {
     [ST_EXPIRED] = "SELECT pk, sk FROM items WHERE ttl < ?1 LIMIT ?2",
     [ST_PING] = "SELECT 1",
     [ST_DATA_VERSION] = "PRAGMA data_version",
-    [ST_SYNC_FULL] = "PRAGMA synchronous=FULL",
-    [ST_SYNC_OFF] = "PRAGMA synchronous=OFF",
 };
 
 static const char SCHEMA[] =
@@ -202,7 +203,10 @@ struct sq {
     bool read_open;            /* a shared read snapshot is open (see read_prepare) */
     int64_t read_since_us;     /* when it was opened, monotonic */
     int fault_at, fault_count; /* test builds: fail the fault_at-th statement */
-    struct buf body;           /* scratch: canonical JSON of the item being written */
+#ifdef UNITTEST
+    int *probe_level; /* store_sqlite_inline_checkpoint(): the level its checkpoint ran at */
+#endif
+    struct buf body; /* scratch: canonical JSON of the item being written */
     /* Hashes of (pk, sk) this connection wrote lately, direct-mapped: a
      * blind put of one of them tries the UPDATE first.  Only a hint (a
      * stale entry costs one statement, never a wrong result). */
@@ -215,19 +219,46 @@ static struct sq *sq_of(struct store *s)
     return (struct sq *)s;
 }
 
-static int run(struct sq *q, enum stmt_id id);
+/*
+ * Sets PRAGMA synchronous (SQLite takes it outside a transaction only).
+ * Never through a kept prepared statement: SQLite applies this pragma when
+ * the statement is *prepared*, and stepping it again changes nothing.
+ * (Before, "synchronous=FULL" and "=OFF" sat among the statements prepared
+ * at open, so every connection ran at OFF whatever the durability, and the
+ * switches to FULL around checkpoints did nothing: a checkpoint synced
+ * neither the WAL nor the database file, and a power cut after the WAL
+ * started over could corrupt the database.  tests/e2e/powercut.sh.)
+ */
+static void read_release(struct sq *q);
+
+static int set_synchronous(struct sq *q, int level)
+{
+    static const char *const sql[] = {"PRAGMA synchronous=OFF", "PRAGMA synchronous=NORMAL",
+                                      "PRAGMA synchronous=FULL"};
+    if (level < 0 || level > 2 || q->base.batch_active)
+        return ERR_INVALID;
+    read_release(q); /* the shared read snapshot is a transaction too */
+    return sqlite3_exec(q->db, sql[level], NULL, NULL, NULL) == SQLITE_OK ? 0 : ERR_IO;
+}
 
 /* A PASSIVE checkpoint on this connection, made at synchronous=FULL when
  * the connection runs at OFF (deferred sync): the checkpoint then syncs
  * the WAL before copying and the database file after, as it must before
- * the WAL may start over. */
+ * the WAL may start over.  If FULL cannot be set, no checkpoint here (the
+ * background thread's connection runs at FULL and does it). */
 static void inline_checkpoint(struct sq *q)
 {
-    if (q->sync)
-        run(q, ST_SYNC_FULL);
+    if (q->sync && set_synchronous(q, SYNC_LEVEL_FULL)) {
+        log_warn("store: cannot set synchronous=FULL for a checkpoint: %s", sqlite3_errmsg(q->db));
+        return;
+    }
+#ifdef UNITTEST
+    if (q->probe_level)
+        *q->probe_level = store_sqlite_synchronous(&q->base);
+#endif
     sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-    if (q->sync)
-        run(q, ST_SYNC_OFF);
+    if (q->sync && set_synchronous(q, SYNC_LEVEL_OFF))
+        log_warn("store: cannot set synchronous=OFF after a checkpoint: %s", sqlite3_errmsg(q->db));
 }
 
 /* The sticky sync error: commits are refused once a sync failed. */
@@ -1499,7 +1530,7 @@ static void sq_close(struct store *s)
         sqlite_sync_stop(q->sync);
         q->sync = NULL;
         if (q->db)
-            run(q, ST_SYNC_FULL);
+            set_synchronous(q, SYNC_LEVEL_FULL);
     }
     if (q->db)
         read_release(q);
@@ -1556,6 +1587,27 @@ struct sqlite_sync *store_sqlite_sync(struct store *s)
 {
     return sq_of(s)->sync;
 }
+
+int store_sqlite_synchronous(struct store *s)
+{
+    struct sq *q = sq_of(s);
+    sqlite3_stmt *st;
+    int level = -1;
+    if (sqlite3_prepare_v2(q->db, "PRAGMA synchronous", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        level = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return level;
+}
+
+void store_sqlite_inline_checkpoint(struct store *s, int *level_during)
+{
+    struct sq *q = sq_of(s);
+    q->probe_level = level_during;
+    inline_checkpoint(q);
+    q->probe_level = NULL;
+}
 #endif
 
 /* ---------- open ---------- */
@@ -1580,11 +1632,12 @@ static int sq_setup(struct sq *q, const struct store_options *o, char *err, size
         snprintf(err, errlen, "%s: cannot switch to WAL mode (journal_mode=%s)", o->path, mode);
         return ERR_IO;
     }
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(q->db,
-                          o->durability == STORE_DURABILITY_NORMAL ? "PRAGMA synchronous=NORMAL"
-                                                                   : "PRAGMA synchronous=FULL",
-                          NULL, NULL, &msg);
+    if (rc == SQLITE_OK &&
+        set_synchronous(q, o->durability == STORE_DURABILITY_NORMAL ? SYNC_LEVEL_NORMAL
+                                                                    : SYNC_LEVEL_FULL)) {
+        snprintf(err, errlen, "%s: cannot set synchronous: %s", o->path, sqlite3_errmsg(q->db));
+        return ERR_IO;
+    }
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(q->db,
                           "PRAGMA foreign_keys=OFF; PRAGMA cache_size=-32768; "
@@ -1675,7 +1728,7 @@ struct store *store_open_sqlite(const struct store_options *o, char *err, size_t
         free(wal);
         if (!q->sync)
             log_warn("store: commits stay synced inline: %s", why);
-        else if (run(q, ST_SYNC_OFF)) {
+        else if (set_synchronous(q, SYNC_LEVEL_OFF)) {
             log_warn("store: commits stay synced inline: cannot set synchronous=OFF");
             sqlite_sync_stop(q->sync);
             q->sync = NULL;

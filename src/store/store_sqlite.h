@@ -31,6 +31,12 @@ struct sqlite_sync;
 void store_sqlite_fault(struct store *s, int nth);
 /* The deferred-sync thread of the store (NULL without deferred sync). */
 struct sqlite_sync *store_sqlite_sync(struct store *s);
+/* PRAGMA synchronous of the store's connection (0 OFF, 1 NORMAL, 2 FULL;
+ * -1 on error). */
+int store_sqlite_synchronous(struct store *s);
+/* Runs the checkpoint the WAL hook asks for after a commit (deferred
+ * sync) now; *level_during gets the synchronous level it ran at. */
+void store_sqlite_inline_checkpoint(struct store *s, int *level_during);
 #endif
 
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <cjson/cJSON.h>
 
 #include "store/store.h"
 #include "store/store_sqlite.h"
@@ -97,6 +98,53 @@ static void t_pragmas(void **state)
     err[0] = '\0';
     assert_null(store_open_sqlite(&o, err, sizeof(err)));
     assert_non_null(strstr(err, "schema version"));
+    cleanup_db(&g_db);
+}
+
+/*
+ * The synchronous level each durability runs at.  SQLite applies
+ * "PRAGMA synchronous=X" when the statement is prepared, not when it is
+ * stepped: the driver used to keep both levels among its prepared
+ * statements, so every connection ran at OFF (the last one prepared) and
+ * its switches to FULL around checkpoints did nothing.
+ */
+static void t_synchronous_levels(void **state)
+{
+    (void)state;
+    char err[256];
+    struct {
+        enum store_durability d;
+        bool deferred, bg;
+        int level;
+    } cases[] = {
+        {STORE_DURABILITY_NORMAL, false, false, 1},
+        {STORE_DURABILITY_NORMAL, true, true, 1}, /* deferred sync is for FULL only */
+        {STORE_DURABILITY_FULL, false, false, 2},
+        {STORE_DURABILITY_FULL, false, true, 2},
+        {STORE_DURABILITY_FULL, true, true, 0}, /* the sync thread syncs each commit */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cleanup_db(&g_db);
+        struct store_options o = {.path = g_db.path,
+                                  .durability = cases[i].d,
+                                  .deferred_sync = cases[i].deferred,
+                                  .background_checkpoint = cases[i].bg};
+        struct store *s = store_open_sqlite(&o, err, sizeof(err));
+        assert_non_null(s);
+        assert_int_equal(store_sqlite_synchronous(s), cases[i].level);
+        assert_int_equal(store_sqlite_sync(s) != NULL, cases[i].level == 0);
+        if (cases[i].level == 0) {
+            /* the checkpoint after a commit runs at FULL, then OFF again */
+            int during = -1;
+            cJSON *item = cJSON_Parse("{\"PK\":\"A\",\"SK\":\"B\",\"v\":1}");
+            assert_int_equal(store_put(s, item, NULL), 0);
+            cJSON_Delete(item);
+            store_sqlite_inline_checkpoint(s, &during);
+            assert_int_equal(during, 2);
+            assert_int_equal(store_sqlite_synchronous(s), 0);
+        }
+        store_close(s);
+    }
     cleanup_db(&g_db);
 }
 
@@ -450,7 +498,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_pragmas),         cmocka_unit_test(t_not_a_database),
         cmocka_unit_test(t_two_connections), cmocka_unit_test(t_faults),
-        cmocka_unit_test(t_subbatch),
+        cmocka_unit_test(t_subbatch),        cmocka_unit_test(t_synchronous_levels),
     };
     fails += cmocka_run_group_tests_name("store_sqlite", tests, NULL, NULL);
     cleanup_db(&g_db);
