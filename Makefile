@@ -119,7 +119,13 @@ $(B)/san/tests/slow_dns.so: tests/tools/slow_dns.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared -o $@ $< -ldl
 
-test-build: $(B)/san/genuproof genuproof $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/san/tests/slow_dns.so
+# The disk image after a power cut (LD_PRELOAD; tests/e2e/powercut.sh).
+$(B)/san/tests/powercut.so: tests/tools/powercut.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared -o $@ $< -ldl -lpthread
+
+test-build: $(B)/san/genuproof genuproof $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/san/tests/slow_dns.so \
+	$(B)/san/tests/powercut.so
 
 test: deps
 	$(MAKE) -j$$(nproc) test-build

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# tests/e2e/powercut.sh - a power cut, not just a killed process: the
+# server runs under tests/tools/powercut.c (LD_PRELOAD), which keeps beside
+# the database the image a disk would hold after a cut, i.e. only what an
+# fsync/fdatasync made durable.  While eight clients register products,
+# scan them from three countries and append provenance events, the server
+# is killed with SIGKILL; the database is then replaced by its durable
+# image (the -shm index, never synced, is dropped) and a server started on
+# it must show:
+#   - every registration, scan and event answered with a 2xx
+#     (--durability full promises that a 2xx survives a power cut);
+#   - each product's scanCount equal to its stored scans, valid chains,
+#     brand counters covering what was answered, PRAGMA integrity_check ok;
+#   - the detector catching up and every product scanned from three
+#     countries with its geographic alert.
+# The library is checked on plain SQLite first: rows committed at
+# synchronous=FULL are in the image, rows committed at OFF are not.
+# At --durability normal (answers before any fsync) the same cut may lose
+# the last answered writes, but the database must stay intact and
+# consistent (this found every connection running at synchronous=OFF).
+#
+# Runs the release binary (./genuproof) under the library: an ASan runtime
+# must be first in the library list.  The restarted servers are the
+# sanitizer build as usual.
+set -u
+. "$(dirname "$0")/lib.bash"
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${B:-build}
+SAN_BIN=$GENUPROOF_BIN
+REL_BIN=${GENUPROOF_REL_BIN:-$ROOT/genuproof}
+SHIM=${POWERCUT_SO:-$ROOT/$B/san/tests/powercut.so}
+CLIENT="$(dirname "$0")/powercut_client.js"
+DATA="$GP_DIR/data"
+SHADOW="$GP_DIR/durable"
+GP_DB="$DATA/genuproof.db"
+ACKS="$GP_DIR/acks"
+ACKS_MIN=400 # answered writes before the cut
+
+for f in "$REL_BIN" "$SHIM"; do
+    [ -e "$f" ] || { echo "FAIL: $f missing (make test-build)"; exit 1; }
+done
+command -v node >/dev/null || { echo "FAIL: node missing"; exit 1; }
+
+acks() { [ -f "$ACKS" ] && wc -l <"$ACKS" || echo 0; }
+
+# run_cut DURABILITY: a fresh database with a brand, then the load under
+# the library, the kill, and the durable image put in place of the files.
+run_cut() {
+    local durability=$1 i
+    rm -rf "$DATA" "$SHADOW" "$ACKS"
+    mkdir -p "$DATA" "$SHADOW"
+    GENUPROOF_BIN=$SAN_BIN
+    gp_start --rate-limit 0 || return 1
+    req POST /api/brands '{"name":"Power Cut Brand","domain":"powercut.example","industry":"test"}'
+    BR=$(jb .id)
+    gp_stop
+    [ -n "$BR" ] && [ "$BR" != null ] || { fail "brand created ($durability)"; return 1; }
+
+    GENUPROOF_BIN=$REL_BIN
+    LD_PRELOAD=$SHIM POWERCUT_DIR=$DATA POWERCUT_SHADOW=$SHADOW \
+        gp_start --rate-limit 0 --durability "$durability" || return 1
+    node "$CLIENT" load "$GP_URL" "$GP_ADMIN_KEY" "$BR" "$ACKS" 8 >"$GP_DIR/load.log" 2>&1 &
+    local client=$!
+    for i in $(seq 1 600); do
+        [ "$(acks)" -ge "$ACKS_MIN" ] && break
+        kill -0 "$GP_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    local before
+    before=$(acks)
+    kill -9 "$GP_PID"
+    wait "$GP_PID" 2>/dev/null
+    GP_PID=""
+    wait "$client"
+    local crc=$?
+    check "the cut came in the middle of the load ($durability: $before answered writes)" \
+        '[ "$before" -ge "$ACKS_MIN" ] && [ "$crc" = 0 ]' || { tail -n 20 "$GP_DIR/load.log" "$GP_LOG"; }
+    grep -q 'powercut:' "$GP_LOG" && { fail "the library worked"; grep 'powercut:' "$GP_LOG"; }
+
+    # the disk after the cut: only the durable images (POWERCUT_KEEP=DIR
+    # keeps a copy of them and of the files as the kill left them)
+    if [ -n "${POWERCUT_KEEP:-}" ]; then
+        mkdir -p "$POWERCUT_KEEP/$durability"
+        cp -r "$SHADOW" "$DATA" "$ACKS" "$POWERCUT_KEEP/$durability/"
+    fi
+    rm -rf "$DATA"
+    mkdir -p "$DATA"
+    local f
+    for f in "$SHADOW"/*; do
+        [ -e "$f" ] || continue
+        case "$f" in *-shm) continue ;; esac
+        cp "$f" "$DATA/"
+    done
+    GENUPROOF_BIN=$SAN_BIN
+}
+
+# ---- the library itself, on plain SQLite (sqlite3 shell): what was synced
+# is in the image, what never was is not ----
+calib() { # calib LEVEL -> rows of t in the image after a run at that level
+    local d="$GP_DIR/cal-$1"
+    rm -rf "$d"; mkdir -p "$d/files" "$d/image" "$d/after"
+    LD_PRELOAD=$SHIM POWERCUT_DIR="$d/files" POWERCUT_SHADOW="$d/image" sqlite3 "$d/files/c.db" \
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=$1; CREATE TABLE t(a);
+         INSERT INTO t VALUES(1); INSERT INTO t VALUES(2); INSERT INTO t VALUES(3);" >/dev/null 2>&1
+    cp "$d/image/"* "$d/after/" 2>/dev/null
+    rm -f "$d/after/"*-shm
+    sqlite3 "$d/after/c.db" 'SELECT count(*) FROM t' 2>/dev/null || echo none
+}
+n=$(calib FULL)
+check "library: what SQLite synced (synchronous=FULL) is in the image (rows: $n)" '[ "$n" = 3 ]'
+n=$(calib OFF)
+check "library: what SQLite never synced (synchronous=OFF) is not (rows: $n)" '[ "$n" != 3 ]'
+
+# ---- full durability: nothing answered may be lost ----
+if run_cut full; then
+    check "database file survived" '[ -s "$GP_DB" ]'
+    cp "$GP_DB" "$GP_DIR/ic.db"
+    [ -e "$GP_DB-wal" ] && cp "$GP_DB-wal" "$GP_DIR/ic.db-wal"
+    ic=$(sqlite3 "$GP_DIR/ic.db" 'PRAGMA integrity_check' 2>&1)
+    check "integrity_check after the cut: $ic" '[ "$ic" = ok ]'
+    gp_start --rate-limit 0 || gp_finish
+    node "$CLIENT" check "$GP_URL" "$GP_ADMIN_KEY" "$BR" "$ACKS" >"$GP_DIR/check.log" 2>&1
+    grep -E '^(PASS|FAIL): ' "$GP_DIR/check.log" | sed 's/^\(PASS\|FAIL\): /&full: /'
+    grep -E '^(PASS|FAIL): ' "$GP_DIR/check.log" | grep -q '^FAIL' && grep -vE '^(PASS|FAIL): ' "$GP_DIR/check.log" | head -20
+    GP_PASSES=$((GP_PASSES + $(grep -c '^PASS: ' "$GP_DIR/check.log")))
+    GP_FAILS=$((GP_FAILS + $(grep -c '^FAIL: ' "$GP_DIR/check.log")))
+    lost=$(sed -n 's/^LOST //p' "$GP_DIR/check.log")
+    check "no answered write lost at full durability (lost: ${lost:-?})" '[ "${lost:-x}" = 0 ]'
+    gp_stop
+fi
+
+# ---- normal durability: answers before the fsync, so a cut may lose the
+# last answered writes (reported, not checked), but never the database ----
+if run_cut normal; then
+    cp "$GP_DB" "$GP_DIR/ic2.db"
+    [ -e "$GP_DB-wal" ] && cp "$GP_DB-wal" "$GP_DIR/ic2.db-wal"
+    ic=$(sqlite3 "$GP_DIR/ic2.db" 'PRAGMA integrity_check' 2>&1)
+    check "integrity_check after the cut at normal durability: $ic" '[ "$ic" = ok ]'
+    gp_start --rate-limit 0 || gp_finish
+    POWERCUT_CONTROL=1 node "$CLIENT" check "$GP_URL" "$GP_ADMIN_KEY" "$BR" "$ACKS" >"$GP_DIR/control.log" 2>&1
+    grep -E '^(PASS|FAIL): ' "$GP_DIR/control.log" | sed 's/^\(PASS\|FAIL\): /&normal: /'
+    GP_PASSES=$((GP_PASSES + $(grep -c '^PASS: ' "$GP_DIR/control.log")))
+    GP_FAILS=$((GP_FAILS + $(grep -c '^FAIL: ' "$GP_DIR/control.log")))
+    echo "   normal durability: $(sed -n 's/^LOST //p' "$GP_DIR/control.log") of $(acks) answered writes lost in the cut"
+    gp_stop
+fi
+gp_finish
+    POWERCUT_CONTROL=1 node "$CLIENT" check "$GP_URL" "$GP_ADMIN_KEY" "$BR" "$ACKS" >"$GP_DIR/control.log" 2>&1
+    lost=$(sed -n 's/^LOST //p' "$GP_DIR/control.log")
+    check "control: normal durability loses answered writes in a cut (lost: ${lost:-?} of $(acks))" \
+        '[ -n "$lost" ] && [ "$lost" -gt 0 ]' || cat "$GP_DIR/control.log"
+    gp_stop
+fi
+gp_finish
