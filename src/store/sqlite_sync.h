@@ -7,8 +7,9 @@
  * spent a fifth of its time blocked there (and the system-call time of
  * the sync itself ran on the loop too), handling no request meanwhile.
  *
- * How.  The store's connection runs with synchronous=OFF, so a COMMIT only
- * writes its frames.  The store then hands the commit's ticket (a counter,
+ * How.  The store's connection runs with synchronous=NORMAL, so a COMMIT
+ * only writes its frames (NORMAL syncs the WAL header when the WAL starts
+ * over, and checkpoints, never a commit).  The store then hands the commit's ticket (a counter,
  * one per commit) to this thread, which fdatasyncs the WAL file through a
  * descriptor of its own and publishes the highest ticket it covered: one
  * fdatasync covers every frame written before it started, so while one
@@ -19,9 +20,9 @@
  *
  * Checkpoints must not copy frames the disk may not hold yet, nor let the
  * WAL restart over frames whose pages are not synced in the database file:
- * the checkpoint thread's connection stays at synchronous=FULL, and the
- * store's own connection switches to FULL around its inline checkpoints
- * and before it closes (store_sqlite.c).
+ * the checkpoint thread's connection runs at synchronous=FULL, the
+ * store's own at NORMAL, and both sync the WAL before a checkpoint and the
+ * database file after it (store_sqlite.c).
  *
  * Errors.  A failed fdatasync is sticky (after an fsync error the kernel
  * may have dropped the dirty pages): every ticket not yet covered fails

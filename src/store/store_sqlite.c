@@ -94,7 +94,6 @@ enum stmt_id {
 #define Q_TTL " AND (ttl IS NULL OR ttl >= ?4)"
 
 /* PRAGMA synchronous levels. */
-#define SYNC_LEVEL_OFF    0
 #define SYNC_LEVEL_NORMAL 1
 #define SYNC_LEVEL_FULL   2
 #define Q_TABLE                                                                                    \
@@ -228,37 +227,33 @@ static struct sq *sq_of(struct store *s)
  * switches to FULL around checkpoints did nothing: a checkpoint synced
  * neither the WAL nor the database file, and a power cut after the WAL
  * started over could corrupt the database.  tests/e2e/powercut.sh.)
+ * Deferred sync runs at NORMAL, not OFF: no sync at COMMIT either, but
+ * SQLite then syncs the WAL header when the WAL starts over (at OFF it
+ * does not, and a disk that writes the new frames before the new header
+ * can replay stale frames of the old WAL) and its checkpoints sync.
  */
 static void read_release(struct sq *q);
 
 static int set_synchronous(struct sq *q, int level)
 {
-    static const char *const sql[] = {"PRAGMA synchronous=OFF", "PRAGMA synchronous=NORMAL",
-                                      "PRAGMA synchronous=FULL"};
-    if (level < 0 || level > 2 || q->base.batch_active)
+    static const char *const sql[] = {NULL, "PRAGMA synchronous=NORMAL", "PRAGMA synchronous=FULL"};
+    if (level < SYNC_LEVEL_NORMAL || level > SYNC_LEVEL_FULL || q->base.batch_active)
         return ERR_INVALID;
     read_release(q); /* the shared read snapshot is a transaction too */
     return sqlite3_exec(q->db, sql[level], NULL, NULL, NULL) == SQLITE_OK ? 0 : ERR_IO;
 }
 
-/* A PASSIVE checkpoint on this connection, made at synchronous=FULL when
- * the connection runs at OFF (deferred sync): the checkpoint then syncs
- * the WAL before copying and the database file after, as it must before
- * the WAL may start over.  If FULL cannot be set, no checkpoint here (the
- * background thread's connection runs at FULL and does it). */
+/* A PASSIVE checkpoint on this connection, after the COMMIT that asked for
+ * it (deferred sync).  The connection runs at NORMAL, so the checkpoint
+ * syncs the WAL before copying and the database file after, as it must
+ * before the WAL may start over. */
 static void inline_checkpoint(struct sq *q)
 {
-    if (q->sync && set_synchronous(q, SYNC_LEVEL_FULL)) {
-        log_warn("store: cannot set synchronous=FULL for a checkpoint: %s", sqlite3_errmsg(q->db));
-        return;
-    }
 #ifdef UNITTEST
     if (q->probe_level)
         *q->probe_level = store_sqlite_synchronous(&q->base);
 #endif
     sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-    if (q->sync && set_synchronous(q, SYNC_LEVEL_OFF))
-        log_warn("store: cannot set synchronous=OFF after a checkpoint: %s", sqlite3_errmsg(q->db));
 }
 
 /* The sticky sync error: commits are refused once a sync failed. */
@@ -1257,7 +1252,7 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
     q->wal_written = true;
     if (sqlite_ckpt_kick(q->ckpt, frames)) {
         if (q->sync)
-            q->restart_due = true; /* after the COMMIT, at FULL (inline_checkpoint) */
+            q->restart_due = true; /* after the COMMIT (inline_checkpoint) */
         else
             sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     }
@@ -1728,8 +1723,8 @@ struct store *store_open_sqlite(const struct store_options *o, char *err, size_t
         free(wal);
         if (!q->sync)
             log_warn("store: commits stay synced inline: %s", why);
-        else if (set_synchronous(q, SYNC_LEVEL_OFF)) {
-            log_warn("store: commits stay synced inline: cannot set synchronous=OFF");
+        else if (set_synchronous(q, SYNC_LEVEL_NORMAL)) {
+            log_warn("store: commits stay synced inline: cannot set synchronous=NORMAL");
             sqlite_sync_stop(q->sync);
             q->sync = NULL;
         }
