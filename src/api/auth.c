@@ -22,6 +22,7 @@
 #include "core/keys.h"
 #include "store/store.h"
 #include "util/err.h"
+#include "util/fsync_dir.h"
 #include "util/log.h"
 
 void auth_key_hash(const char *key, char out[65])
@@ -226,6 +227,10 @@ static int write_secret_file(const char *path, const char *text)
         rc = ERR_IO;
     if (rc)
         unlink(path);
+    else if (fsync_parent_dir(path))
+        /* the key is written and synced; only its name may not survive a
+         * power cut yet (the next sync of the directory settles it) */
+        log_warn("secret file %s: fsync of its directory failed: %s", path, strerror(errno));
     return rc;
 }
 

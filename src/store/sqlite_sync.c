@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/fsync_dir.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -39,17 +40,6 @@ struct sqlite_sync {
     void *hook_arg;
 };
 
-/* fsync of the directory, so that a WAL file just created stays linked. */
-static int sync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 /* Opens the WAL when needed, or again when the file at the path is no
  * longer the one held (SQLite deletes and recreates it only when the last
  * connection closes; cheap to check). */
@@ -66,7 +56,7 @@ static int ensure_open(struct sqlite_sync *y)
     y->wal_fd = open(y->wal_path, O_RDONLY | O_CLOEXEC);
     if (y->wal_fd < 0)
         return -1;
-    return sync_dir(y->dir_path);
+    return fsync_dir(y->dir_path); /* a WAL file just created stays linked */
 }
 
 static void notify(struct sqlite_sync *y)

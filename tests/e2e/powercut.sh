@@ -57,6 +57,9 @@ run_cut() {
     gp_stop
     [ -n "$BR" ] && [ "$BR" != null ] || { fail "brand created ($durability)"; return 1; }
 
+    # the server creates its pepper file under the library: its name must
+    # survive too (the directory is synced after the file)
+    rm -f "$DATA/genuproof.db.pepper"
     GENUPROOF_BIN=$REL_BIN
     LD_PRELOAD=$SHIM POWERCUT_DIR=$DATA POWERCUT_SHADOW=$SHADOW \
         gp_start --rate-limit 0 --durability "$durability" || return 1
@@ -84,6 +87,7 @@ run_cut() {
         mkdir -p "$POWERCUT_KEEP/$durability"
         cp -r "$SHADOW" "$DATA" "$ACKS" "$POWERCUT_KEEP/$durability/"
     fi
+    cp "$DATA/genuproof.db.pepper" "$GP_DIR/pepper.$durability" 2>/dev/null
     rm -rf "$DATA"
     mkdir -p "$DATA"
     local f
@@ -112,9 +116,31 @@ check "library: what SQLite synced (synchronous=FULL) is in the image (rows: $n)
 n=$(calib OFF)
 check "library: what SQLite never synced (synchronous=OFF) is not (rows: $n)" '[ "$n" != 3 ]'
 
+# file names: a new file synced without its directory has no name after a
+# cut; once the directory is synced it has
+d="$GP_DIR/cal-dir"
+mkdir -p "$d/files" "$d/image"
+LD_PRELOAD=$SHIM POWERCUT_DIR="$d/files" POWERCUT_SHADOW="$d/image" python3 -c '
+import os, sys
+d = sys.argv[1]
+for name, sync_dir in (("b", True), ("a", False)):
+    fd = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, b"data")
+    os.fsync(fd)
+    os.close(fd)
+    if sync_dir:
+        dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        os.fsync(dfd)
+        os.close(dfd)
+' "$d/files"
+check "library: a file whose directory was not synced has no name after the cut" '[ ! -e "$d/image/a" ]'
+check "library: after a directory fsync it has, with its data" '[ "$(cat "$d/image/b" 2>/dev/null)" = data ]'
+
 # ---- full durability: nothing answered may be lost ----
 if run_cut full; then
     check "database file survived" '[ -s "$GP_DB" ]'
+    check "the pepper file created under the library survived" \
+        'cmp -s "$GP_DIR/pepper.full" "$GP_DB.pepper"'
     cp "$GP_DB" "$GP_DIR/ic.db"
     [ -e "$GP_DB-wal" ] && cp "$GP_DB-wal" "$GP_DIR/ic.db-wal"
     ic=$(sqlite3 "$GP_DIR/ic.db" 'PRAGMA integrity_check' 2>&1)

@@ -19,9 +19,11 @@
  *     call and, only when it succeeded, applies to the shadow, in order,
  *     the operations logged before the call started.  Operations logged
  *     while the call runs stay for the next one;
- *   - a file that was never synced has no image (it did not survive);
- *   - the directory entries are taken as durable once a file was synced,
- *     and unlink() removes the image at once.
+ *   - a file created by the process has a durable name only once the
+ *     directory (POWERCUT_DIR) was fsynced after its creation; until then
+ *     its image is kept as .unlinked.NAME, which the restore step skips,
+ *     and a name made durable before any data has an empty image;
+ *   - unlink() removes the image at once.
  * So the image after a cut is the harshest legal state: nothing that was
  * not synced survives.  Writes through mmap (SQLite's -shm index) are not
  * seen; that file is not durable and the test deletes it.
@@ -70,6 +72,8 @@ struct file {
     struct op *head, *tail; /* not yet durable, oldest first */
     uint64_t next_seq;
     size_t pending;
+    bool linked;        /* its name survives a cut (directory synced since it was created) */
+    uint64_t create_no; /* order of creation, for directory syncs */
 };
 
 static char dir[PATH_MAX], shadow_dir[PATH_MAX];
@@ -78,6 +82,8 @@ static bool active;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct file files[MAX_FILES];
 static short fd_file[MAX_FD]; /* index + 1 into files, 0: not tracked */
+static bool fd_dir[MAX_FD];   /* a descriptor of POWERCUT_DIR itself */
+static uint64_t creations;    /* files created so far */
 static size_t pending_total;
 static bool debug; /* POWERCUT_DEBUG=1: one line per tracked open, sync, unlink */
 
@@ -284,6 +290,19 @@ static void log_op(struct file *f, enum op_kind kind, off_t off, const void *dat
         die("more than %zu bytes written and never synced", PENDING_LIMIT);
 }
 
+/* Where the image of f is kept: under its own name once the name is
+ * durable, else under a hidden name that the restore step skips. */
+static void image_path(const struct file *f, char *out)
+{
+    if (f->linked) {
+        strcpy(out, f->shadow);
+        return;
+    }
+    const char *base = strrchr(f->shadow, '/') + 1;
+    if ((size_t)snprintf(out, PATH_MAX, "%s/.unlinked.%s", shadow_dir, base) >= PATH_MAX)
+        die("path too long: %s", f->shadow);
+}
+
 /* Forgets a file (its pending operations die with it).  Under mu. */
 static void drop_file(struct file *f)
 {
@@ -300,9 +319,22 @@ static void drop_file(struct file *f)
     memset(f, 0, sizeof *f);
 }
 
-static void track(int fd, const char *path, int flags)
+/* Is path POWERCUT_DIR itself? */
+static bool is_dir_path(const char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    return active && n == dir_len && !strncmp(path, dir, n);
+}
+
+static void track(int fd, const char *path, int flags, bool created)
 {
     struct stat st;
+    if (fd >= 0 && fd < MAX_FD && is_dir_path(path)) {
+        fd_dir[fd] = true;
+        return;
+    }
     if (fd < 0 || !tracked_path(path))
         return;
     if (fd >= MAX_FD)
@@ -337,6 +369,10 @@ static void track(int fd, const char *path, int flags)
         f->dev = st.st_dev;
         f->ino = st.st_ino;
         shadow_path(path, f->shadow);
+        /* a file this process created has no durable name until the
+         * directory is synced; one that was there is the baseline's */
+        f->linked = !created;
+        f->create_no = creations++;
     }
     fd_file[fd] = (short)(slot + 1);
     say("powercut-debug: open %s fd %d ino %lu slot %d\n", path, fd, (unsigned long)st.st_ino,
@@ -351,14 +387,22 @@ static int open_mode(int flags, va_list ap)
     return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, int) : 0;
 }
 
+/* Would opening path with flags create it? */
+static bool creates(const char *path, int flags)
+{
+    struct stat st;
+    return (flags & O_CREAT) && tracked_path(path) && lstat(path, &st) != 0;
+}
+
 int open(const char *path, int flags, ...)
 {
     va_list ap;
     va_start(ap, flags);
     int mode = open_mode(flags, ap);
     va_end(ap);
+    bool created = creates(path, flags);
     int fd = real_open(path, flags, mode);
-    track(fd, path, flags);
+    track(fd, path, flags, created);
     return fd;
 }
 
@@ -368,8 +412,9 @@ int open64(const char *path, int flags, ...)
     va_start(ap, flags);
     int mode = open_mode(flags, ap);
     va_end(ap);
+    bool created = creates(path, flags);
     int fd = real_open64(path, flags, mode);
-    track(fd, path, flags);
+    track(fd, path, flags, created);
     return fd;
 }
 
@@ -379,9 +424,11 @@ int openat(int dirfd, const char *path, int flags, ...)
     va_start(ap, flags);
     int mode = open_mode(flags, ap);
     va_end(ap);
+    bool plain = dirfd == AT_FDCWD || path[0] == '/';
+    bool created = plain && creates(path, flags);
     int fd = real_openat(dirfd, path, flags, mode);
-    if (dirfd == AT_FDCWD || path[0] == '/')
-        track(fd, path, flags);
+    if (plain)
+        track(fd, path, flags, created);
     return fd;
 }
 
@@ -464,8 +511,43 @@ int ftruncate64(int fd, off_t size)
  * (the server's sync thread and SQLite's checkpointer both sync the WAL)
  * returns first: the one that returns applies the whole prefix it covers,
  * including what the other one was called for. */
+/* The sync of a descriptor of POWERCUT_DIR: the names of the files
+ * created before the call are durable from then on. */
+static int dir_synced(int fd, int (*real)(int))
+{
+    pthread_mutex_lock(&mu);
+    uint64_t target = creations;
+    pthread_mutex_unlock(&mu);
+    int rc = real(fd);
+    int saved = errno;
+    if (rc == 0) {
+        pthread_mutex_lock(&mu);
+        for (int i = 0; i < MAX_FILES; i++) {
+            struct file *f = &files[i];
+            if (!f->used || f->linked || f->create_no >= target)
+                continue;
+            char from[PATH_MAX];
+            image_path(f, from);
+            f->linked = true;
+            say("powercut-debug: directory sync links %s\n", f->shadow);
+            if (rename(from, f->shadow) && errno == ENOENT) {
+                /* never synced: the name survives with no data */
+                int out = real_open(f->shadow, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                if (out < 0)
+                    die("create %s: %s", f->shadow, strerror(errno));
+                real_close(out);
+            }
+        }
+        pthread_mutex_unlock(&mu);
+    }
+    errno = saved;
+    return rc;
+}
+
 static int synced(int fd, int (*real)(int))
 {
+    if (fd >= 0 && fd < MAX_FD && fd_dir[fd])
+        return dir_synced(fd, real);
     pthread_mutex_lock(&mu);
     struct file *f = file_of(fd);
     if (!f) {
@@ -496,15 +578,17 @@ static int synced(int fd, int (*real)(int))
         f->tail = NULL;
     say("powercut-debug: sync fd %d %s applies %zu bytes\n", fd, f->shadow, bytes);
     if (ops) {
-        int out = real_open(f->shadow, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        char img[PATH_MAX];
+        image_path(f, img);
+        int out = real_open(img, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
         if (out < 0)
-            die("create %s: %s", f->shadow, strerror(errno));
+            die("create %s: %s", img, strerror(errno));
         for (struct op *o = ops; o; o = o->next) {
             if (o->kind == OP_TRUNC) {
                 if (real_ftruncate(out, o->off))
-                    die("truncate %s: %s", f->shadow, strerror(errno));
+                    die("truncate %s: %s", img, strerror(errno));
             } else {
-                put(out, o->data, o->len, o->off, f->shadow);
+                put(out, o->data, o->len, o->off, img);
             }
         }
         real_close(out);
@@ -534,6 +618,8 @@ int fdatasync(int fd)
 
 int close(int fd)
 {
+    if (fd >= 0 && fd < MAX_FD)
+        fd_dir[fd] = false;
     if (fd >= 0 && fd < MAX_FD && fd_file[fd]) {
         pthread_mutex_lock(&mu);
         fd_file[fd] = 0;
@@ -551,6 +637,11 @@ int unlink(const char *path)
         char s[PATH_MAX];
         shadow_path(path, s);
         real_unlink(s);
+        const char *base = strrchr(s, '/') + 1;
+        char hidden[PATH_MAX];
+        if ((size_t)snprintf(hidden, sizeof hidden, "%s/.unlinked.%s", shadow_dir, base) <
+            sizeof hidden)
+            real_unlink(hidden);
         /* the inode's pending writes die with it, and the kernel may give
          * its number to the next file created (SQLite's -journal, then
          * the -wal): forget it */
