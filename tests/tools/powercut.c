@@ -88,7 +88,6 @@ static size_t pending_total;
 static bool debug; /* POWERCUT_DEBUG=1: one line per tracked open, sync, unlink */
 
 static int (*real_open)(const char *, int, ...);
-static int (*real_open64)(const char *, int, ...);
 static int (*real_openat)(int, const char *, int, ...);
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
@@ -191,7 +190,6 @@ static void shadow_path(const char *path, char *out)
 __attribute__((constructor)) static void init(void)
 {
     real_open = sym("open");
-    real_open64 = sym("open64");
     real_openat = sym("openat");
     real_write = sym("write");
     real_pwrite = sym("pwrite");
@@ -406,17 +404,8 @@ int open(const char *path, int flags, ...)
     return fd;
 }
 
-int open64(const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    int mode = open_mode(flags, ap);
-    va_end(ap);
-    bool created = creates(path, flags);
-    int fd = real_open64(path, flags, mode);
-    track(fd, path, flags, created);
-    return fd;
-}
+/* open64 is open on 64-bit glibc */
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
