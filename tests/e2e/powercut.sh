@@ -35,6 +35,10 @@ DATA="$GP_DIR/data"
 SHADOW="$GP_DIR/durable"
 GP_DB="$DATA/genuproof.db"
 ACKS="$GP_DIR/acks"
+JOURNAL="$GP_DIR/journal"
+TORN="$ROOT/tests/tools/powercut_torn.py"
+WALRESTART="$ROOT/tests/tools/powercut_walrestart.py"
+TORN_SEEDS=3 # torn images of the server's cut checked
 ACKS_MIN=400 # answered writes before the cut
 
 for f in "$REL_BIN" "$SHIM"; do
@@ -48,7 +52,7 @@ acks() { [ -f "$ACKS" ] && wc -l <"$ACKS" || echo 0; }
 # the library, the kill, and the durable image put in place of the files.
 run_cut() {
     local durability=$1 i
-    rm -rf "$DATA" "$SHADOW" "$ACKS"
+    rm -rf "$DATA" "$SHADOW" "$ACKS" "$JOURNAL"
     mkdir -p "$DATA" "$SHADOW"
     GENUPROOF_BIN=$SAN_BIN
     gp_start --rate-limit 0 || return 1
@@ -61,7 +65,7 @@ run_cut() {
     # survive too (the directory is synced after the file)
     rm -f "$DATA/genuproof.db.pepper"
     GENUPROOF_BIN=$REL_BIN
-    LD_PRELOAD=$SHIM POWERCUT_DIR=$DATA POWERCUT_SHADOW=$SHADOW \
+    LD_PRELOAD=$SHIM POWERCUT_DIR=$DATA POWERCUT_SHADOW=$SHADOW POWERCUT_JOURNAL=$JOURNAL \
         gp_start --rate-limit 0 --durability "$durability" || return 1
     node "$CLIENT" load "$GP_URL" "$GP_ADMIN_KEY" "$BR" "$ACKS" 8 >"$GP_DIR/load.log" 2>&1 &
     local client=$!
@@ -136,24 +140,60 @@ for name, sync_dir in (("b", True), ("a", False)):
 check "library: a file whose directory was not synced has no name after the cut" '[ ! -e "$d/image/a" ]'
 check "library: after a directory fsync it has, with its data" '[ "$(cat "$d/image/b" 2>/dev/null)" = data ]'
 
+# ---- torn images: a disk may also have written any of the writes still
+# pending at the cut, in any order (tests/tools/powercut_torn.py) ----
+torn_damaged() { # torn_damaged LEVEL SEEDS -> how many of the images are damaged
+    local d="$GP_DIR/walrestart-$1" seed bad=0
+    rm -rf "$d"; mkdir -p "$d/files" "$d/image"
+    LD_PRELOAD=$SHIM POWERCUT_DIR="$d/files" POWERCUT_SHADOW="$d/image" POWERCUT_JOURNAL="$d/journal" \
+        python3 "$WALRESTART" run "$d/files/c.db" "$1" >/dev/null 2>&1
+    for seed in $(seq 1 "$2"); do
+        rm -rf "$d/out"
+        python3 "$TORN" "$d/journal" "$d/image" "$d/out" "$seed" >/dev/null || { echo x; return; }
+        rm -f "$d/out/"*-shm
+        [ "$(python3 "$WALRESTART" check "$d/out/c.db")" = ok ] || bad=$((bad + 1))
+    done
+    echo "$bad"
+}
+n=$(torn_damaged OFF 40)
+check "torn images: at synchronous=OFF a WAL restart can replay stale frames ($n of 40 damaged)" \
+    '[ "$n" != x ] && [ "$n" -gt 0 ]'
+n=$(torn_damaged NORMAL 40)
+check "torn images: at NORMAL, what deferred sync runs at, never ($n of 40 damaged)" '[ "$n" = 0 ]'
+
+# check_image NAME: the database in $DATA is the disk after the cut of the
+# full-durability run: intact, and every answered write is there
+check_image() {
+    local name=$1 ic lost
+    rm -f "$GP_DIR/ic.db" "$GP_DIR/ic.db-wal"
+    cp "$GP_DB" "$GP_DIR/ic.db"
+    [ -e "$GP_DB-wal" ] && cp "$GP_DB-wal" "$GP_DIR/ic.db-wal"
+    ic=$(sqlite3 "$GP_DIR/ic.db" 'PRAGMA integrity_check' 2>&1)
+    check "$name: integrity_check after the cut: $ic" '[ "$ic" = ok ]'
+    gp_start --rate-limit 0 || gp_finish
+    node "$CLIENT" check "$GP_URL" "$GP_ADMIN_KEY" "$BR" "$ACKS" >"$GP_DIR/check.log" 2>&1
+    grep -E '^(PASS|FAIL): ' "$GP_DIR/check.log" | sed "s/^\(PASS\|FAIL\): /&$name: /"
+    grep -E '^(PASS|FAIL): ' "$GP_DIR/check.log" | grep -q '^FAIL' && grep -vE '^(PASS|FAIL): ' "$GP_DIR/check.log" | head -20
+    GP_PASSES=$((GP_PASSES + $(grep -c '^PASS: ' "$GP_DIR/check.log")))
+    GP_FAILS=$((GP_FAILS + $(grep -c '^FAIL: ' "$GP_DIR/check.log")))
+    lost=$(sed -n 's/^LOST //p' "$GP_DIR/check.log")
+    check "$name: no answered write lost (lost: ${lost:-?})" '[ "${lost:-x}" = 0 ]'
+    gp_stop
+}
+
 # ---- full durability: nothing answered may be lost ----
 if run_cut full; then
     check "database file survived" '[ -s "$GP_DB" ]'
     check "the pepper file created under the library survived" \
         'cmp -s "$GP_DIR/pepper.full" "$GP_DB.pepper"'
-    cp "$GP_DB" "$GP_DIR/ic.db"
-    [ -e "$GP_DB-wal" ] && cp "$GP_DB-wal" "$GP_DIR/ic.db-wal"
-    ic=$(sqlite3 "$GP_DIR/ic.db" 'PRAGMA integrity_check' 2>&1)
-    check "integrity_check after the cut: $ic" '[ "$ic" = ok ]'
-    gp_start --rate-limit 0 || gp_finish
-    node "$CLIENT" check "$GP_URL" "$GP_ADMIN_KEY" "$BR" "$ACKS" >"$GP_DIR/check.log" 2>&1
-    grep -E '^(PASS|FAIL): ' "$GP_DIR/check.log" | sed 's/^\(PASS\|FAIL\): /&full: /'
-    grep -E '^(PASS|FAIL): ' "$GP_DIR/check.log" | grep -q '^FAIL' && grep -vE '^(PASS|FAIL): ' "$GP_DIR/check.log" | head -20
-    GP_PASSES=$((GP_PASSES + $(grep -c '^PASS: ' "$GP_DIR/check.log")))
-    GP_FAILS=$((GP_FAILS + $(grep -c '^FAIL: ' "$GP_DIR/check.log")))
-    lost=$(sed -n 's/^LOST //p' "$GP_DIR/check.log")
-    check "no answered write lost at full durability (lost: ${lost:-?})" '[ "${lost:-x}" = 0 ]'
-    gp_stop
+    check_image full
+    for seed in $(seq 1 $TORN_SEEDS); do
+        rm -rf "$DATA"
+        out=$(python3 "$TORN" "$JOURNAL" "$SHADOW" "$DATA" "$seed")
+        rm -f "$DATA/"*-shm
+        echo "   torn image $seed: $out"
+        check_image "full, torn image $seed"
+    done
 fi
 
 # ---- normal durability: answers before the fsync, so a cut may lose the

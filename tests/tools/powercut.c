@@ -24,9 +24,10 @@
  *     its image is kept as .unlinked.NAME, which the restore step skips,
  *     and a name made durable before any data has an empty image;
  *   - unlink() removes the image at once.
- * So the image after a cut is the harshest legal state: nothing that was
- * not synced survives.  Writes through mmap (SQLite's -shm index) are not
- * seen; that file is not durable and the test deletes it.
+ * So the image after a cut is the harshest legal state for data that was
+ * never synced: none of it survives.  With POWERCUT_JOURNAL the other
+ * legal states can be built too (tests/tools/powercut_torn.py).  Writes through mmap (SQLite's -shm
+ * index) are not seen; that file is not durable and the test deletes it.
  *
  * Built for the release binary (an ASan runtime must come first in the
  * library list, so it is not used with the sanitizer build).  Any failure
@@ -85,7 +86,8 @@ static short fd_file[MAX_FD]; /* index + 1 into files, 0: not tracked */
 static bool fd_dir[MAX_FD];   /* a descriptor of POWERCUT_DIR itself */
 static uint64_t creations;    /* files created so far */
 static size_t pending_total;
-static bool debug; /* POWERCUT_DEBUG=1: one line per tracked open, sync, unlink */
+static bool debug;       /* POWERCUT_DEBUG=1: one line per tracked open, sync, unlink */
+static int journal = -1; /* POWERCUT_JOURNAL: every operation and sync, for torn images */
 
 static int (*real_open)(const char *, int, ...);
 static int (*real_openat)(int, const char *, int, ...);
@@ -203,6 +205,12 @@ __attribute__((constructor)) static void init(void)
 
     const char *d = getenv("POWERCUT_DIR"), *s = getenv("POWERCUT_SHADOW");
     debug = getenv("POWERCUT_DEBUG") && !strcmp(getenv("POWERCUT_DEBUG"), "1");
+    const char *j = getenv("POWERCUT_JOURNAL");
+    if (j && *j) {
+        journal = real_open(j, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (journal < 0)
+            die("open %s: %s", j, strerror(errno));
+    }
     if (!d || !s || !*d || !*s)
         return;
     if (d[0] != '/' || s[0] != '/' || strlen(d) >= sizeof dir - 2 || strlen(s) >= sizeof shadow_dir)
@@ -262,6 +270,42 @@ static struct file *file_of(int fd)
     return &files[fd_file[fd] - 1];
 }
 
+/*
+ * The journal (POWERCUT_JOURNAL=FILE) records, in order, every operation
+ * on a tracked file and every sync that made a prefix of them durable, so
+ * that tests/tools/powercut_torn.py can build the other images a cut may
+ * leave: the durable one plus any subset of the writes still pending (a
+ * disk may have written some of them, in any order).  Records, integers
+ * little-endian:
+ *   'W' u16 namelen, name, u64 seq, i64 offset, u32 length, bytes
+ *   'T' u16 namelen, name, u64 seq, i64 size             (truncation)
+ *   'S' u16 namelen, name, u64 seq  (every operation below seq is durable)
+ *   'D' u16 namelen, name           (the file is gone: forget it)
+ * Under mu.
+ */
+static void jput(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    while (n) {
+        ssize_t w = real_write(journal, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            die("writing the journal: %s", strerror(errno));
+        b += w;
+        n -= (size_t)w;
+    }
+}
+
+static void jhead(char kind, const struct file *f)
+{
+    const char *base = strrchr(f->shadow, '/') + 1;
+    uint16_t n = (uint16_t)strlen(base);
+    jput(&kind, 1);
+    jput(&n, 2);
+    jput(base, n);
+}
+
 static void log_op(struct file *f, enum op_kind kind, off_t off, const void *data, size_t len)
 {
     struct op *o = calloc(1, sizeof *o);
@@ -276,6 +320,17 @@ static void log_op(struct file *f, enum op_kind kind, off_t off, const void *dat
         if (!o->data)
             die("out of memory");
         memcpy(o->data, data, len);
+    }
+    if (journal >= 0) {
+        int64_t o64 = (int64_t)off;
+        jhead(kind == OP_WRITE ? 'W' : 'T', f);
+        jput(&o->seq, 8);
+        jput(&o64, 8);
+        if (kind == OP_WRITE) {
+            uint32_t l = (uint32_t)len;
+            jput(&l, 4);
+            jput(data, len);
+        }
     }
     if (f->tail)
         f->tail->next = o;
@@ -304,6 +359,8 @@ static void image_path(const struct file *f, char *out)
 /* Forgets a file (its pending operations die with it).  Under mu. */
 static void drop_file(struct file *f)
 {
+    if (journal >= 0)
+        jhead('D', f);
     while (f->head) {
         struct op *n = f->head->next;
         pending_total -= f->head->len;
@@ -581,6 +638,10 @@ static int synced(int fd, int (*real)(int))
             }
         }
         real_close(out);
+    }
+    if (journal >= 0 && ops) {
+        jhead('S', f);
+        jput(&target, 8);
     }
     f->pending -= bytes;
     pending_total -= bytes;
