@@ -192,6 +192,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/${SPID[$1]}/stat" 2>/dev/null || 
 run_wrk() { # url conns geo(0|1) server
     local threads=1 out line c0 c1
     [ "$2" -gt 1 ] && threads=2
+    sync # no run pays for the writeback of the one before it
     c0=$(cpu_ticks "$4")
     out=$(BENCH_GEO=$3 wrk -t"$threads" -c"$2" -d"${DURATION}s" --latency \
         -s bench/wrk_report.lua "$1" 2>&1) || die "wrk failed: $out"
@@ -261,6 +262,7 @@ measure_raw() { # key rep mode batch fold(0|1) [detector rows(0|1)]
     local out rate extra=()
     [ "$5" = 1 ] && extra=(--fold)
     [ "${6:-0}" = 1 ] && extra+=(--detector)
+    sync
     out=$("$RAW" --mode "$3" --batch "$4" --seconds "$DURATION" --runs 1 --dir "$TMP" \
         "${extra[@]}") || die "raw_verify failed"
     rate=$(grep '^RAW ' <<<"$out" | sed -E 's/.* rate=([0-9.]+).*/\1/')
