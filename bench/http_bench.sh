@@ -15,6 +15,8 @@
 # (?code=wfPHybaFV3_a, no metadata=true: every request is a counted scan),
 # plain or with a rotating X-Country header (bench/wrk_report.lua).
 #
+# Before each measurement the page cache is flushed (sync), so that no run
+# pays for the writeback of the one before it.
 # Each repetition runs every measurement once, reference next to subject
 # (nginx c1, health c1, nginx c32, health c32, ... then verify, then the
 # raw program with the group-commit size just measured); the table quotes
