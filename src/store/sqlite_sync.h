@@ -9,8 +9,9 @@
  *
  * How.  The store's connection runs with synchronous=NORMAL, so a COMMIT
  * only writes its frames (NORMAL syncs the WAL header when the WAL starts
- * over, and checkpoints, never a commit).  The store then hands the commit's ticket (a counter,
- * one per commit) to this thread, which fdatasyncs the WAL file through a
+ * over, and checkpoints, never a commit).  The store then hands the
+ * commit's ticket (a counter, one per commit) to this thread, which
+ * fdatasyncs the WAL file through a
  * descriptor of its own and publishes the highest ticket it covered: one
  * fdatasync covers every frame written before it started, so while one
  * runs, the commits that follow are gathered into the next (group commit

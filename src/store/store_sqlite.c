@@ -46,6 +46,9 @@
 /* WAL pages between automatic checkpoints, normally (SQLite's default)
  * and under store_set_bulk(). */
 #define STORE_SQLITE_AUTOCHECKPOINT 1000
+/* PRAGMA synchronous levels (set_synchronous). */
+#define SYNC_LEVEL_NORMAL 1
+#define SYNC_LEVEL_FULL   2
 /* How long eventually consistent reads may share one read snapshot. */
 #define READ_SNAPSHOT_US 1000
 /* Canonical JSON of a 400 KB item: escapes can multiply string bytes. */
@@ -92,10 +95,6 @@ enum stmt_id {
 };
 
 #define Q_TTL " AND (ttl IS NULL OR ttl >= ?4)"
-
-/* PRAGMA synchronous levels. */
-#define SYNC_LEVEL_NORMAL 1
-#define SYNC_LEVEL_FULL   2
 #define Q_TABLE                                                                                    \
     "SELECT pk, sk, NULL, size, body FROM items WHERE pk = ?1 AND sk >= ?2 AND sk < ?3" Q_TTL
 #define Q_GSI                                                                                      \
