@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,7 +20,7 @@
 #include "util/xalloc.h"
 
 struct sqlite_sync {
-    char *wal_path, *dir_path;
+    char *wal_path;
     int wal_fd; /* the thread's own descriptor of the WAL (-1 until opened) */
     int efd;
     pthread_t th;
@@ -56,7 +55,7 @@ static int ensure_open(struct sqlite_sync *y)
     y->wal_fd = open(y->wal_path, O_RDONLY | O_CLOEXEC);
     if (y->wal_fd < 0)
         return -1;
-    return fsync_dir(y->dir_path); /* a WAL file just created stays linked */
+    return fsync_parent_dir(y->wal_path); /* a WAL file just created stays linked */
 }
 
 static void notify(struct sqlite_sync *y)
@@ -123,10 +122,7 @@ static void *thread_main(void *arg)
 struct sqlite_sync *sqlite_sync_start(const char *wal_path, char *err, size_t errlen)
 {
     struct sqlite_sync *y = xcalloc(1, sizeof *y);
-    char *tmp = xstrdup(wal_path);
     y->wal_path = xstrdup(wal_path);
-    y->dir_path = xstrdup(dirname(tmp));
-    free(tmp);
     y->wal_fd = -1;
     y->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (y->efd < 0) {
@@ -149,7 +145,6 @@ struct sqlite_sync *sqlite_sync_start(const char *wal_path, char *err, size_t er
     return y;
 fail:
     free(y->wal_path);
-    free(y->dir_path);
     free(y);
     return NULL;
 }
@@ -222,7 +217,6 @@ void sqlite_sync_stop(struct sqlite_sync *y)
         close(y->wal_fd);
     close(y->efd);
     free(y->wal_path);
-    free(y->dir_path);
     free(y);
 }
 
