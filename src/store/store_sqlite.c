@@ -1519,12 +1519,10 @@ static void sq_close(struct store *s)
     q->ckpt = NULL;
     if (q->sync) {
         /* what was committed gets synced; the close-time checkpoint then
-         * syncs the database file before the WAL goes */
+         * syncs the database file before the WAL goes (NORMAL does) */
         sqlite_sync_wait(q->sync, q->ticket);
         sqlite_sync_stop(q->sync);
         q->sync = NULL;
-        if (q->db)
-            set_synchronous(q, SYNC_LEVEL_FULL);
     }
     if (q->db)
         read_release(q);
