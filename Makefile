@@ -114,13 +114,9 @@ $(B)/bench/%: bench/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB) $(REL_LIBS)
 
-# getaddrinfo() of every speed for the end-to-end tests (LD_PRELOAD).
-$(B)/san/tests/slow_dns.so: tests/tools/slow_dns.c
-	@mkdir -p $(dir $@)
-	$(CC) -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared -o $@ $< -ldl
-
-# The disk image after a power cut (LD_PRELOAD; tests/e2e/powercut.sh).
-$(B)/san/tests/powercut.so: tests/tools/powercut.c
+# LD_PRELOAD libraries of the end-to-end tests: getaddrinfo() of every
+# speed (slow_dns), the disk image after a power cut (powercut).
+$(B)/san/tests/%.so: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -fPIC -shared -o $@ $< -ldl -lpthread
 
