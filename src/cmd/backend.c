@@ -202,9 +202,10 @@ static void tail_cb(struct ev_loop *loop, ev_timer *w, int revents)
         classify_driver_on_commit(b->classifier, head);
 }
 
-/* Webhook deliveries and the model classifier: readers of the SQLite
- * change stream (worker 0 only). */
-static int start_stream_readers(struct backend *b, const struct opt_values *o)
+/* Webhook deliveries and the model classifier: on SQLite readers of the
+ * change stream (worker 0 only); on DynamoDB takers of the work items
+ * the Streams detector writes (every process). */
+static int start_job_workers(struct backend *b, const struct opt_values *o)
 {
     char err[512];
     struct webhook_dispatch_config wc = {
@@ -321,19 +322,19 @@ static int start_services(struct backend *b, const struct opt_values *o,
         }
     }
 
-    if (!lead)
-        return 0; /* webhooks and the classifier run in worker 0 only */
     int st = 0;
-    if (!store_has_stream(b->store)) {
-        /* Both read the change stream of the SQLite store; DynamoDB
-         * Streams is the Streams detector's.  Said once here rather than
-         * by a reader failing over and over. */
-        log_warn("webhooks: not delivered on this store (DynamoDB): deliveries are made from the "
-                 "SQLite change stream; registrations are kept");
-        if (opt_str(o, "classifier") && strcmp(opt_str(o, "classifier"), "rules") != 0)
-            log_warn("model classifier: not run on this store (DynamoDB); the rules classify");
+    if (store_has_stream(b->store)) {
+        /* SQLite: both read the change stream, in worker 0 only */
+        if (!lead)
+            return 0;
+        st = start_job_workers(b, o);
     } else {
-        st = start_stream_readers(b, o);
+        /* DynamoDB: the Streams detector writes deliveries and
+         * classification jobs into pending partitions, and every API
+         * process takes work from there (api/job_claim.h) */
+        st = start_job_workers(b, o);
+        if (!st && !lead)
+            return 0;
     }
     if (st)
         return st;

@@ -20,6 +20,7 @@
 #include "core/keys.h"
 #include "core/timeutil.h"
 #include "detect/consumer.h"
+#include "detect/ddb_jobs.h"
 #include "detect/dlq.h"
 #include "detect/wset.h"
 #include "util/err.h"
@@ -147,6 +148,8 @@ int ddbd_apply(const struct det_proc_cfg *pc, const struct ddbd_target *t,
         rc = det_proc_add_at(p, &recs[i].r, recs[i].pos);
     if (!rc)
         rc = det_proc_collect(p, ws);
+    if (!rc && !pc->state_only)
+        rc = ddbd_jobs_collect(pc, recs, n, ws);
     if (!rc)
         rc = add_checkpoint(ws, pc, t, n ? recs[n - 1].seq : t->prev_seq);
     if (!rc)

@@ -1,0 +1,17 @@
+/*
+ * ddb_jobs.c - the work a batch of DynamoDB Streams records leaves for the
+ * API processes (ddb_jobs.h).
+ */
+#include "detect/ddb_jobs.h"
+
+#include "detect/classify_job.h"
+#include "detect/webhook_fanout.h"
+
+int ddbd_jobs_collect(const struct det_proc_cfg *pc, const struct ddbs_record *recs, size_t n,
+                      struct wset *ws)
+{
+    int rc = webhook_fanout_collect(pc->s, recs, n, pc->now_ms, ws);
+    if (!rc)
+        rc = classify_jobs_collect(recs, n, pc->now_ms, ws);
+    return rc;
+}

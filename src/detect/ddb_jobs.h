@@ -1,0 +1,29 @@
+/*
+ * ddb_jobs.h - the work a batch of DynamoDB Streams records leaves for the
+ * API processes.
+ *
+ * On SQLite the webhook dispatcher and the model classifier read the
+ * change stream themselves.  On DynamoDB only the Streams detectors read
+ * it (DynamoDB Streams serves about two readers per shard), so the
+ * detector turns the records of each batch into work items in the same
+ * table: webhook deliveries (detect/webhook_fanout.h) and classification
+ * jobs (detect/classify_job.h), each in a sparse GSI1 pending partition,
+ * created free (claimToken "").  API processes take them from there
+ * (api/job_claim.h).  The items are idempotent puts (their keys derive
+ * from the record), written before the batch's checkpoint: a batch read
+ * again after a crash writes the same items again, and none is lost.
+ */
+#ifndef GP_DETECT_DDB_JOBS_H
+#define GP_DETECT_DDB_JOBS_H
+
+#include <stddef.h>
+
+#include "detect/process.h"
+#include "detect/wset.h"
+#include "store/ddb_streams.h"
+
+/* Adds the work items of recs[0..n) to ws (WSET_FREE units). */
+int ddbd_jobs_collect(const struct det_proc_cfg *pc, const struct ddbs_record *recs, size_t n,
+                      struct wset *ws);
+
+#endif
