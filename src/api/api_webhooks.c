@@ -128,9 +128,7 @@ static void register_checked(struct api_req *r, const struct reg *in)
         api_fail(r, "Failed to create webhook", rc);
         goto out;
     }
-    /* Deliveries read the SQLite change stream (docs/dynamodb.md). */
-    webhook_write_created_json(api_json(r, 200), item,
-                               store_has_stream(api_store(r)) ? NULL : WEBHOOK_NOT_DELIVERED);
+    webhook_write_created_json(api_json(r, 200), item);
 out:
     memset(secret, 0, sizeof secret);
     cJSON_Delete(profile);

@@ -4,13 +4,17 @@
  * One step (step()) runs from a zero-delay, highest-priority timer
  * whenever there may be work: after a commit, when a request finishes,
  * when a retry falls due, and on a 1 s (scaled) poll.  A step
- *   1. writes the outcomes of finished attempts (one store batch),
- *   2. reloads pending deliveries from the store if the queue is marked
- *      for it (start, overflow) and is empty,
- *   3. otherwise reads the change stream and writes new deliveries with
- *      the checkpoint, one transaction per group of records,
- *   4. starts the attempts that are due,
- *   5. arms a timer for the next due attempt.
+ *   1. writes the outcomes of finished attempts (stream mode: one store
+ *      batch; claim mode: one conditional write each, since DynamoDB has
+ *      no group commit and each must stand or fall with its own claim),
+ *   2. stream mode: reloads pending deliveries from the store if the
+ *      queue is marked for it (start, overflow) and is empty, otherwise
+ *      reads the change stream and writes new deliveries with the
+ *      checkpoint, one transaction per group of records;
+ *      claim mode: when a poll is due, takes due deliveries from the
+ *      pending index,
+ *   3. starts the attempts that are due,
+ *   4. arms a timer for the next due attempt.
  * Store errors back the whole engine off (doubling from 0.2 s, scaled);
  * nothing is lost because the stream and the pending index are durable.
  *
@@ -23,6 +27,11 @@
  * persisted on the next delivery transaction or by the poll, so a stream
  * of ignored records does not cost one commit each.  Re-reading ignored
  * records after a crash is harmless.
+ *
+ * In claim mode the memory holds only deliveries this process claimed
+ * and is working on (waiting for room in the client, in flight, or with
+ * an outcome to write); a retry goes back to the store, free, and the
+ * poll that finds it due takes it again (maybe in another process).
  */
 #include "api/webhook_dispatch.h"
 
@@ -31,14 +40,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/job_claim.h"
 #include "api/pager.h"
-#include "core/alert.h"
 #include "core/brand.h"
-#include "core/ids.h"
-#include "core/jsonw.h"
 #include "core/keys.h"
 #include "core/timeutil.h"
 #include "core/webhook.h"
+#include "detect/webhook_fanout.h"
 #include "http/client.h"
 #include "store/store.h"
 #include "util/backoff.h"
@@ -50,17 +58,17 @@
 
 #define container_of(p, type, member) ((type *)(void *)((char *)(p)-offsetof(type, member)))
 
-/* Deliveries one stream record can produce: two events (threat_alert and
- * product_recall) to every active webhook of the brand. */
-#define PER_RECORD_MAX (2 * WEBHOOK_MAX_PER_BRAND)
+#define PER_RECORD_MAX WF_PER_RECORD_MAX
 /* Time a step may spend reading the stream before yielding (ms). */
 #define STEP_BUDGET_MS        5
 #define POLL_S                1.0
 #define ATTEMPT_TIMEOUT_MIN_S 0.5
 #define ERR_BACKOFF_S         0.2
 #define ERR_BACKOFF_MAX_S     30.0
-#define BRAND_CACHE           64
-#define PRODUCT_CACHE         256
+/* A claim lasts two attempt timeouts plus this (unscaled seconds): time
+ * for the hook lookup, the attempt and its outcome write on a slow
+ * store. */
+#define CLAIM_MARGIN_S 2.0
 
 enum wh_state { WH_WAIT = 0, WH_INFLIGHT, WH_WRITE };
 
@@ -82,6 +90,9 @@ struct wh_entry {
     char last_error[WEBHOOK_ERROR_MAX + 1];
     bool delivered, failed;
     char done_iso[ISO_LEN + 1];
+    /* claim mode: this process's claim on the item */
+    char token[CLAIM_TOKEN_LEN + 1];
+    int64_t claim_until; /* wall clock ms */
 };
 
 struct webhook_dispatch {
@@ -99,13 +110,15 @@ struct webhook_dispatch {
     int64_t backoff_until; /* mono ms: no store work before */
     double backoff_s;
     struct webhook_dispatch_stats st;
+    bool claim;    /* claim mode (webhook_dispatch.h) */
+    bool poll_due; /* claim mode: look for deliveries to take */
     /* Brands' hooks and products' brands, kept from one pump to the next
      * while nothing can have changed them: the store's watch empties it
      * on a write of a webhook item or a product's META, on a rollback,
      * and on another process's commit (data version).  Stores without a
      * data version get a fresh one per pump. */
-    struct pump_cache *pc;
-    bool pc_kept;
+    struct wf_cache *wc;
+    bool wc_kept;
     struct store_dv_mark dv;
 };
 
@@ -170,6 +183,21 @@ static bool addr_public_cb(void *arg, const struct sockaddr *sa, socklen_t len)
     (void)arg;
     (void)len;
     return !webhook_addr_private(sa);
+}
+
+/* Gives e's claim back without recording anything (best effort). */
+static void claim_give_back(struct webhook_dispatch *d, const struct wh_entry *e)
+{
+    struct store_action acts[2];
+    struct store_cond cond;
+    cJSON *v;
+
+    claim_release_acts(acts);
+    claim_cond_mine(&cond, &v, e->token);
+    int rc = store_update(d->store, e->pk, e->sk, acts, 2, &cond, NULL);
+    if (rc && rc != ERR_CONDITION)
+        log_debug("webhooks: giving back the claim on %s failed (%s)", e->id, err_str(rc));
+    cJSON_Delete(v);
 }
 
 /* ---- attempts ----------------------------------------------------------- */
@@ -317,6 +345,15 @@ static void send_due(struct webhook_dispatch *d)
         struct wh_entry *e = d->q[i];
         if (e->state != WH_WAIT || e->next_ms > now)
             continue;
+        if (d->claim && now + (int64_t)(attempt_timeout(d) * 1000.0) >= e->claim_until) {
+            /* too little of the claim left for an attempt (the store was
+             * in trouble meanwhile): another process may take it over
+             * while this one sends.  Leave it to the next poll. */
+            claim_give_back(d, e);
+            queue_remove_at(d, i--);
+            entry_free(e);
+            continue;
+        }
         if (http_client_inflight(d->http) >= d->cfg.max_inflight)
             break;
         int rc = attempt_start(d, e);
@@ -331,13 +368,17 @@ static void send_due(struct webhook_dispatch *d)
 
 /* ---- writing outcomes --------------------------------------------------- */
 
-/* Updates one delivery item (and its webhook when delivered). */
+/* Updates one delivery item (and its webhook when delivered).  In claim
+ * mode the update holds only while the claim is still e's, a retry also
+ * gives the claim back, and ERR_CONDITION means the claim was lost. */
 static int write_outcome(struct webhook_dispatch *d, struct wh_entry *e)
 {
     bool final = e->delivered || e->failed;
     char next_iso[ISO_LEN + 1];
     cJSON *v_status, *v_attempts, *v_lstatus, *v_lerror, *v_next, *v_hist, *v_done = NULL;
-    struct store_action acts[9];
+    cJSON *v_mine = NULL;
+    struct store_action acts[11];
+    struct store_cond cond = {.kind = STORE_COND_EXISTS};
     size_t n = 0;
     int rc;
 
@@ -371,24 +412,38 @@ static int write_outcome(struct webhook_dispatch *d, struct wh_entry *e)
             (struct store_action){.kind = STORE_ACT_SET, .attr = "deliveredAt", .value = v_done};
     }
     if (final) {
-        /* leave the pending index */
+        /* leave the pending index; a final item keeps its holder's token,
+         * so a stale read of the index can never take it again */
         acts[n++] = (struct store_action){.kind = STORE_ACT_REMOVE, .attr = "GSI1PK"};
         acts[n++] = (struct store_action){.kind = STORE_ACT_REMOVE, .attr = "GSI1SK"};
+    } else if (d->claim) {
+        claim_release_acts(&acts[n]);
+        n += 2;
     }
-    const struct store_cond exists = {.kind = STORE_COND_EXISTS};
-    rc = store_update(d->store, e->pk, e->sk, acts, n, &exists, NULL);
-    if (rc == ERR_CONDITION)
+    if (d->claim)
+        claim_cond_mine(&cond, &v_mine, e->token);
+    rc = store_update(d->store, e->pk, e->sk, acts, n, &cond, NULL);
+    if (rc == ERR_CONDITION && !d->claim)
         rc = 0; /* the delivery item is gone: nothing left to record */
     if (!rc && e->delivered) {
         struct key pk, sk;
         if (key_brand_pk(&pk, e->brand_id) && key_webhook_sk(&sk, e->webhook_id)) {
+            const struct store_cond exists = {.kind = STORE_COND_EXISTS};
             const struct store_action wacts[2] = {
                 {.kind = STORE_ACT_SET, .attr = "lastTriggered", .value = v_done},
                 {.kind = STORE_ACT_ADD, .attr = "deliveryCount", .delta = 1},
             };
-            rc = store_update(d->store, pk.s, sk.s, wacts, 2, &exists, NULL);
-            if (rc == ERR_CONDITION)
-                rc = 0;
+            int wrc = store_update(d->store, pk.s, sk.s, wacts, 2, &exists, NULL);
+            if (wrc && wrc != ERR_CONDITION) {
+                if (d->claim) {
+                    /* the delivery is recorded and must not be sent
+                     * again; only the webhook's counters miss this one */
+                    d->st.errors++;
+                    log_warn("webhooks: updating a webhook's counters failed (%s)", err_str(wrc));
+                } else {
+                    rc = wrc;
+                }
+            }
         }
     }
     cJSON_Delete(v_status);
@@ -397,7 +452,49 @@ static int write_outcome(struct webhook_dispatch *d, struct wh_entry *e)
     cJSON_Delete(v_lerror);
     cJSON_Delete(v_next);
     cJSON_Delete(v_done);
+    cJSON_Delete(v_mine);
     return rc;
+}
+
+/* Counts a final outcome that was written. */
+static void count_final(struct webhook_dispatch *d, const struct wh_entry *e)
+{
+    if (e->delivered)
+        d->st.delivered++;
+    else
+        d->st.failed++;
+}
+
+/* Claim mode: each outcome on its own (no group commit on DynamoDB, and
+ * each is conditional on its own claim).  Written entries leave memory:
+ * final ones are done, and a retry was handed back to the store. */
+static int flush_outcomes_claimed(struct webhook_dispatch *d)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < d->nq;) {
+        struct wh_entry *e = d->q[i];
+        if (e->state != WH_WRITE) {
+            i++;
+            continue;
+        }
+        rc = write_outcome(d, e);
+        if (rc == ERR_CONDITION) {
+            /* another process took the delivery over: its outcome wins */
+            d->st.lost++;
+            log_debug("webhooks: claim on delivery %s lost", e->id);
+            rc = 0;
+        } else if (rc) {
+            return rc; /* e stays to be written after the backoff */
+        } else if (e->delivered || e->failed) {
+            count_final(d, e);
+        }
+        queue_remove_at(d, i);
+        entry_free(e);
+        /* room was freed: look for more work */
+        d->poll_due = true;
+    }
+    return 0;
 }
 
 /* Writes every WH_WRITE outcome in one store batch; on success final
@@ -407,6 +504,8 @@ static int flush_outcomes(struct webhook_dispatch *d)
     size_t n = 0;
     int rc;
 
+    if (d->claim)
+        return flush_outcomes_claimed(d);
     for (size_t i = 0; i < d->nq; i++)
         if (d->q[i]->state == WH_WRITE)
             n++;
@@ -430,10 +529,7 @@ static int flush_outcomes(struct webhook_dispatch *d)
             continue;
         }
         if (e->delivered || e->failed) {
-            if (e->delivered)
-                d->st.delivered++;
-            else
-                d->st.failed++;
+            count_final(d, e);
             queue_remove_at(d, i);
             entry_free(e);
             continue;
@@ -484,6 +580,18 @@ static struct wh_entry *entry_from_item(struct webhook_dispatch *d, const cJSON 
     return e;
 }
 
+/* A pending delivery whose attempts are all used up: the process crashed
+ * between the last attempt and its final write.  Queue that write. */
+static void mark_if_exhausted(struct webhook_dispatch *d, struct wh_entry *e)
+{
+    if (e->attempts < d->cfg.max_attempts)
+        return;
+    e->failed = true;
+    e->state = WH_WRITE;
+    copy_str(e->last_error, sizeof e->last_error, "attempts exhausted");
+    time_iso(now_ms(), e->done_iso);
+}
+
 static int resume_cb(void *arg, const cJSON *item)
 {
     struct resume_ctx *c = arg;
@@ -499,13 +607,7 @@ static int resume_cb(void *arg, const cJSON *item)
         log_warn("webhooks: skipping a malformed pending delivery");
         return 0;
     }
-    if (e->attempts >= c->d->cfg.max_attempts) {
-        /* crashed between the last attempt and its final write */
-        e->failed = true;
-        e->state = WH_WRITE;
-        copy_str(e->last_error, sizeof e->last_error, "attempts exhausted");
-        time_iso(now_ms(), e->done_iso);
-    }
+    mark_if_exhausted(c->d, e);
     queue_push(c->d, e);
     c->d->st.resumed++;
     return 0;
@@ -529,69 +631,120 @@ static int resume(struct webhook_dispatch *d)
     return 0;
 }
 
-/* ---- from stream records to deliveries ---------------------------------- */
+/* ---- claim mode: taking deliveries from the pending index ---------------- */
 
-struct hook_ref {
-    char id[WEBHOOK_ID_MAX + 1];
-    unsigned events;
-    int64_t created_ms;
+struct take_ctx {
+    struct webhook_dispatch *d;
+    size_t room, taken;
+    int64_t now, until;
 };
 
-struct brand_hooks {
-    char brand[BRAND_ID_MAX + 1];
-    size_t n;
-    struct hook_ref hooks[WEBHOOK_MAX_PER_BRAND];
-};
-
-struct product_brand {
-    char product[WEBHOOK_ID_MAX + 1];
-    char brand[BRAND_ID_MAX + 1]; /* "" when unknown */
-};
-
-/* Per-pump caches (bounded; reset when full). */
-struct pump_cache {
-    struct brand_hooks brands[BRAND_CACHE];
-    size_t nbrands;
-    struct product_brand products[PRODUCT_CACHE];
-    size_t nproducts;
-};
-
-static int hooks_cb(void *arg, const cJSON *item)
+static bool in_memory(const struct webhook_dispatch *d, const char *pk, const char *sk)
 {
-    struct brand_hooks *b = arg;
-    const char *id = str_attr(item, "id"), *created = str_attr(item, "createdAt");
-    int64_t ms = 0;
+    for (size_t i = 0; i < d->nq; i++)
+        if (!strcmp(d->q[i]->pk, pk) && !strcmp(d->q[i]->sk, sk))
+            return true;
+    return false;
+}
 
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item, "active")) || !webhook_id_ok(id))
-        return 0;
-    if (b->n >= WEBHOOK_MAX_PER_BRAND)
+/*
+ * Takes one delivery seen in the index.  The index is read eventually
+ * consistently (DynamoDB GSIs are): the claim's condition guards against
+ * a stale claimToken, and the item is read again (consistently) once
+ * taken, so a stale attempt count or due time is never acted upon.
+ */
+static int take_cb(void *arg, const cJSON *seen)
+{
+    struct take_ctx *c = arg;
+    struct webhook_dispatch *d = c->d;
+    const char *pk = str_attr(seen, "PK"), *sk = str_attr(seen, "SK");
+    const char *next = str_attr(seen, "nextAttemptAt");
+    char token[CLAIM_TOKEN_LEN + 1];
+    cJSON *item = NULL;
+    struct wh_entry *e;
+    int64_t next_ms = 0;
+    int rc;
+
+    if (c->taken >= c->room)
         return 1;
-    if (!created || time_parse_iso(created, &ms))
-        ms = 0;
-    copy_str(b->hooks[b->n].id, sizeof b->hooks[b->n].id, id);
-    b->hooks[b->n].events = webhook_events_of(item);
-    b->hooks[b->n].created_ms = ms;
-    b->n++;
+    if (!pk || !sk || in_memory(d, pk, sk) || !claim_is_free(seen, c->now))
+        return 0;
+    if (next && !time_parse_iso(next, &next_ms) && next_ms > c->now)
+        return 0; /* a retry not due yet */
+    rc = claim_take(d->store, pk, sk, seen, c->until, token);
+    if (rc == ERR_CONDITION)
+        return 0; /* another process was quicker, or the item is gone */
+    if (rc)
+        return rc;
+    rc = store_get(d->store, pk, sk, true, &item);
+    if (rc == ERR_NOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    e = entry_from_item(d, item);
+    if (e) {
+        copy_str(e->token, sizeof e->token, token);
+        e->claim_until = c->until;
+    }
+    if (!e || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(item, "GSI1PK")) ||
+        e->next_ms > c->now) {
+        /* final or rescheduled meanwhile (or malformed): not ours to send */
+        if (e)
+            claim_give_back(d, e);
+        else
+            log_warn("webhooks: skipping a malformed pending delivery");
+        entry_free(e);
+        cJSON_Delete(item);
+        return 0;
+    }
+    cJSON_Delete(item);
+    mark_if_exhausted(d, e);
+    queue_push(d, e);
+    d->st.claimed++;
+    c->taken++;
     return 0;
 }
 
-static void pc_clear(struct pump_cache *pc)
+/* Looks through the pending index for due deliveries, taking as many as
+ * the queue and the HTTP client have room for.  The look is bounded by
+ * queue_max items so that a run of retries not yet due at the head of
+ * the partition cannot make a poll unbounded. */
+static int claim_poll(struct webhook_dispatch *d)
 {
-    pc->nbrands = 0;
-    pc->nproducts = 0;
+    struct store_query q = {.index = STORE_INDEX_GSI1,
+                            .pk = KEY_GSI1PK_DELIVERY_PENDING,
+                            .sk_op = STORE_SK_ANY,
+                            .forward = true};
+    size_t inflight = http_client_inflight(d->http), busy = 0;
+    struct take_ctx c = {.d = d, .now = now_ms()};
+
+    for (size_t i = 0; i < d->nq; i++)
+        if (d->q[i]->state != WH_INFLIGHT)
+            busy++;
+    /* the client's room, less the entries already waiting for it */
+    c.room = d->cfg.max_inflight > inflight + busy ? d->cfg.max_inflight - inflight - busy : 0;
+    if (c.room > d->cfg.queue_max - d->nq)
+        c.room = d->cfg.queue_max - d->nq;
+    d->poll_due = false;
+    if (!c.room)
+        return 0; /* a finished attempt polls again */
+    c.until = c.now + (int64_t)((2 * attempt_timeout(d) + scaled(CLAIM_MARGIN_S)) * 1000.0);
+    return pager_each(d->store, &q, d->cfg.queue_max, take_cb, &c, NULL);
 }
 
+/* ---- stream mode: from stream records to deliveries ---------------------- */
+
 /* The store's watch: writes that can change what the cache holds. */
-static void pc_watch(void *arg, const char *pk, const char *sk, const struct store_action *acts,
+static void wc_watch(void *arg, const char *pk, const char *sk, const struct store_action *acts,
                      size_t nacts)
 {
     struct webhook_dispatch *d = arg;
     if (!pk) {
-        pc_clear(d->pc);
+        wf_cache_clear(d->wc);
         return;
     }
     if (key_after(pk, KEY_PFX_BRAND) && key_after(sk, KEY_PFX_WEBHOOK)) {
-        d->pc->nbrands = 0;
+        wf_cache_forget_hooks(d->wc);
         return;
     }
     if (key_after(pk, KEY_PFX_PRODUCT) && sk && !strcmp(sk, KEY_SK_META)) {
@@ -600,165 +753,15 @@ static void pc_watch(void *arg, const char *pk, const char *sk, const struct sto
         for (size_t i = 0; counters && i < nacts; i++)
             counters = acts[i].kind == STORE_ACT_ADD;
         if (!counters)
-            d->pc->nproducts = 0;
+            wf_cache_forget_products(d->wc);
     }
 }
 
 /* Before a pump: the cache stays only when nobody else can have written. */
-static void pc_refresh(struct webhook_dispatch *d)
+static void wc_refresh(struct webhook_dispatch *d)
 {
-    if (!d->pc_kept || store_data_version_moved(d->store, &d->dv) != 0)
-        pc_clear(d->pc);
-}
-
-static int brand_hooks(struct webhook_dispatch *d, struct pump_cache *pc, const char *brand,
-                       const struct brand_hooks **out)
-{
-    struct store_query q = {.sk_op = STORE_SK_BEGINS, .sk = KEY_PFX_WEBHOOK, .forward = true};
-    struct brand_hooks *b;
-    struct key pk;
-    int rc;
-
-    *out = NULL;
-    for (size_t i = 0; i < pc->nbrands; i++)
-        if (!strcmp(pc->brands[i].brand, brand)) {
-            *out = &pc->brands[i];
-            return 0;
-        }
-    if (!brand_id_ok(brand) || !key_brand_pk(&pk, brand))
-        return 0;
-    if (pc->nbrands >= BRAND_CACHE)
-        pc->nbrands = 0;
-    b = &pc->brands[pc->nbrands];
-    memset(b, 0, sizeof *b);
-    copy_str(b->brand, sizeof b->brand, brand);
-    q.pk = pk.s;
-    q.consistent = true;
-    rc = pager_each(d->store, &q, 0, hooks_cb, b, NULL);
-    if (rc)
-        return rc;
-    pc->nbrands++;
-    *out = b;
-    return 0;
-}
-
-/* The brand of a product (via PRODUCT#<id>/META); "" when unknown. */
-static int product_brand(struct webhook_dispatch *d, struct pump_cache *pc, const char *product,
-                         const char **out)
-{
-    struct product_brand *p;
-    cJSON *meta = NULL;
-    struct key pk;
-    int rc;
-
-    *out = "";
-    for (size_t i = 0; i < pc->nproducts; i++)
-        if (!strcmp(pc->products[i].product, product)) {
-            *out = pc->products[i].brand;
-            return 0;
-        }
-    if (strlen(product) > WEBHOOK_ID_MAX || !key_product_pk(&pk, product))
-        return 0;
-    rc = store_get(d->store, pk.s, KEY_SK_META, false, &meta);
-    if (rc && rc != ERR_NOTFOUND)
-        return rc;
-    if (pc->nproducts >= PRODUCT_CACHE)
-        pc->nproducts = 0;
-    p = &pc->products[pc->nproducts++];
-    copy_str(p->product, sizeof p->product, product);
-    copy_str(p->brand, sizeof p->brand, meta ? str_attr(meta, "brandId") : NULL);
-    cJSON_Delete(meta);
-    *out = p->brand;
-    return 0;
-}
-
-/* Writes the payload of one event into b: {"event","brandId","timestamp",
- * "data"}.  ERR_TOOBIG past the cap. */
-static int build_payload(struct buf *b, const char *event, const char *brand, const char *ts,
-                         const struct stream_record *r, bool scan)
-{
-    struct jsonw w;
-    const cJSON *img = r->image;
-
-    buf_reset(b);
-    jsonw_init(&w, b);
-    jsonw_obj(&w);
-    jsonw_kstr(&w, "event", event);
-    jsonw_kstr(&w, "brandId", brand);
-    jsonw_kstr(&w, "timestamp", ts);
-    jsonw_key(&w, "data");
-    if (scan) {
-        /* never the raw IP or user agent (D04) */
-        jsonw_obj(&w);
-        jsonw_kjson(&w, "productId", cJSON_GetObjectItemCaseSensitive(img, "productId"));
-        jsonw_kjson(&w, "timestamp", cJSON_GetObjectItemCaseSensitive(img, "timestamp"));
-        jsonw_kjson(&w, "country", cJSON_GetObjectItemCaseSensitive(img, "country"));
-        jsonw_kjson(&w, "city", cJSON_GetObjectItemCaseSensitive(img, "city"));
-        jsonw_kjson(&w, "result", cJSON_GetObjectItemCaseSensitive(img, "result"));
-        jsonw_end(&w);
-    } else {
-        alert_write_json(&w, img);
-    }
-    jsonw_end(&w);
-    return jsonw_error(&w);
-}
-
-/* What one record means for webhooks. */
-struct rec_events {
-    unsigned bits; /* WEBHOOK_EV_* */
-    const char *brand;
-    char ts[ISO_LEN + 1];
-    bool scan;
-};
-
-static int classify_record(struct webhook_dispatch *d, struct pump_cache *pc,
-                           const struct stream_record *r, struct rec_events *out)
-{
-    const cJSON *img = r->image;
-    const char *t;
-    int rc;
-
-    memset(out, 0, sizeof *out);
-    if (!img || r->kind == STORE_REMOVE || !r->pk || !r->sk)
-        return 0;
-    if (r->kind == STORE_INSERT && key_after(r->pk, KEY_PFX_PRODUCT) &&
-        key_after(r->sk, KEY_PFX_SCAN)) {
-        const char *pid = str_attr(img, "productId");
-        if (!pid)
-            pid = key_after(r->pk, KEY_PFX_PRODUCT);
-        /* verify writes the product's brand into the scan; older scans
-         * (the original's) have none: ask the product */
-        out->brand = str_attr(img, "brandId");
-        if (!out->brand || !*out->brand) {
-            rc = product_brand(d, pc, pid, &out->brand);
-            if (rc)
-                return rc;
-        }
-        out->bits = WEBHOOK_EV_SCAN;
-        out->scan = true;
-        t = str_attr(img, "timestamp");
-    } else if (key_after(r->pk, KEY_PFX_THREAT) && key_after(r->sk, KEY_PFX_ALERT)) {
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(img, "resolved")))
-            return 0; /* resolving is not a new threat */
-        const char *type = str_attr(img, "type");
-        out->brand = str_attr(img, "brandId");
-        out->bits = WEBHOOK_EV_THREAT;
-        if (r->kind == STORE_INSERT && type && !strcmp(type, "product_recall"))
-            out->bits |= WEBHOOK_EV_RECALL;
-        t = r->kind == STORE_MODIFY && str_attr(img, "lastSeen") ? str_attr(img, "lastSeen")
-                                                                 : str_attr(img, "timestamp");
-    } else {
-        return 0;
-    }
-    if (!out->brand || !*out->brand) {
-        out->bits = 0;
-        return 0;
-    }
-    if (t && time_is_iso(t))
-        copy_str(out->ts, sizeof out->ts, t);
-    else
-        time_iso(r->ts_ms, out->ts);
-    return 0;
+    if (!d->wc_kept || store_data_version_moved(d->store, &d->dv) != 0)
+        wf_cache_clear(d->wc);
 }
 
 /* New deliveries of one pump transaction. */
@@ -777,70 +780,26 @@ static void pending_clear(struct pending_new *p, size_t from)
     p->n = from;
 }
 
-/* Adds the deliveries of record r to p.  Returns 0, or a store error. */
-static int record_deliveries(struct webhook_dispatch *d, struct pump_cache *pc,
-                             const struct stream_record *r, struct pending_new *p, struct buf *body)
-{
-    struct rec_events re;
-    const struct brand_hooks *bh = NULL;
-    char now_iso[ISO_LEN + 1];
-    int rc;
+/* Receives one delivery of the record being read (webhook_fanout_record). */
+struct pending_ctx {
+    struct webhook_dispatch *d;
+    struct pending_new *p;
+};
 
-    rc = classify_record(d, pc, r, &re);
-    if (rc || !re.bits)
-        return rc;
-    rc = brand_hooks(d, pc, re.brand, &bh);
-    if (rc || !bh || !bh->n)
-        return rc;
-    time_iso(now_ms(), now_iso);
-    for (unsigned bit = 1; bit <= WEBHOOK_EV_RECALL; bit <<= 1) {
-        if (!(re.bits & bit))
-            continue;
-        const char *event = webhook_event_name(bit);
-        bool built = false;
-        for (size_t i = 0; i < bh->n; i++) {
-            const struct hook_ref *h = &bh->hooks[i];
-            if (!(h->events & bit) || r->ts_ms < h->created_ms)
-                continue;
-            if (!built) {
-                if (build_payload(body, event, re.brand, re.ts, r, re.scan)) {
-                    d->st.skipped++;
-                    log_warn("webhooks: %s payload over %d bytes; not delivered", event,
-                             WEBHOOK_DISPATCH_PAYLOAD_MAX);
-                    break;
-                }
-                built = true;
-            }
-            struct wh_entry *e = xcalloc(1, sizeof *e);
-            struct webhook_delivery_fields f;
-            cJSON *item;
-            e->d = d;
-            ids_uuid4(e->id);
-            copy_str(e->webhook_id, sizeof e->webhook_id, h->id);
-            copy_str(e->brand_id, sizeof e->brand_id, re.brand);
-            copy_str(e->event, sizeof e->event, event);
-            e->payload = xstrndup(body->data, body->len);
-            e->payload_len = body->len;
-            e->history = cJSON_CreateArray();
-            f = (struct webhook_delivery_fields){.id = e->id,
-                                                 .webhook_id = h->id,
-                                                 .brand_id = re.brand,
-                                                 .event = event,
-                                                 .created_at = now_iso,
-                                                 .payload = e->payload};
-            item = webhook_delivery_item_new(&f);
-            if (!item) {
-                entry_free(e);
-                continue;
-            }
-            e->pk = xstrdup(str_attr(item, "PK"));
-            e->sk = xstrdup(str_attr(item, "SK"));
-            e->next_ms = 0; /* due now */
-            p->items[p->n] = item;
-            p->entries[p->n] = e;
-            p->n++;
-        }
+static int pending_add(void *arg, cJSON *item)
+{
+    struct pending_ctx *c = arg;
+    struct wh_entry *e = entry_from_item(c->d, item);
+
+    if (!e || c->p->n >= STORE_TRANSACT_MAX - 1) {
+        /* cannot happen: the item was just built and room was checked */
+        entry_free(e);
+        cJSON_Delete(item);
+        return ERR_INVALID;
     }
+    c->p->items[c->p->n] = item;
+    c->p->entries[c->p->n] = e;
+    c->p->n++;
     return 0;
 }
 
@@ -868,25 +827,12 @@ static int pump_commit(struct webhook_dispatch *d, struct pending_new *p, uint64
     return 0;
 }
 
-/* The records that can become deliveries (classify_record): scans
- * written, and alerts raised or updated.  The store skips the rest
- * without parsing their images. */
-static const char *const scan_sk[] = {KEY_PFX_SCAN};
-static const struct stream_filter deliverable = {
-    .kinds = STREAM_KIND_BIT(STORE_INSERT),
-    .pk_prefix = KEY_PFX_PRODUCT,
-    .sk_prefixes = scan_sk,
-    .nsk = 1,
-    .or_else = &alert_stream_filter,
-};
-
 /* Reads the stream and writes deliveries, within the step budget. */
 static int pump(struct webhook_dispatch *d)
 {
-    pc_refresh(d);
-    struct pump_cache *pc = d->pc;
+    wc_refresh(d);
     struct pending_new *p = xcalloc(1, sizeof *p);
-    struct buf body = BUF_INIT(WEBHOOK_DISPATCH_PAYLOAD_MAX);
+    struct pending_ctx pctx = {.d = d, .p = p};
     int64_t t0 = time_mono_ms();
     int rc = 0;
 
@@ -899,8 +845,8 @@ static int pump(struct webhook_dispatch *d)
             break;
         size_t examined = 0;
         uint64_t top = d->read_seq;
-        rc = store_stream_read_filtered(d->store, d->read_seq, d->cfg.batch, &deliverable, &recs,
-                                        &nrec, &top, &examined);
+        rc = store_stream_read_filtered(d->store, d->read_seq, d->cfg.batch,
+                                        webhook_fanout_filter(), &recs, &nrec, &top, &examined);
         if (rc) {
             store_trouble(d, "reading the change stream", rc);
             break;
@@ -914,7 +860,9 @@ static int pump(struct webhook_dispatch *d)
             if (p->n + PER_RECORD_MAX + 1 > STORE_TRANSACT_MAX ||
                 d->nq + p->n + PER_RECORD_MAX > d->cfg.queue_max)
                 break; /* this record waits for the next transaction */
-            rc = record_deliveries(d, pc, &recs[i], p, &body);
+            const struct wf_opts o = {.now_ms = now_ms()};
+            rc = webhook_fanout_record(d->store, d->wc, &recs[i], &o, pending_add, &pctx,
+                                       &d->st.skipped);
             if (rc) {
                 pending_clear(p, before);
                 break;
@@ -944,7 +892,6 @@ static int pump(struct webhook_dispatch *d)
         if (!used && nrec)
             break; /* no room for what was read: wait for the queue */
     }
-    buf_free(&body);
     free(p);
     return rc;
 }
@@ -1005,7 +952,16 @@ static void step(struct webhook_dispatch *d)
         arm_wake(d);
         return;
     }
-    if (d->need_resume && d->nq == 0) {
+    if (d->claim) {
+        if (d->poll_due) {
+            rc = claim_poll(d);
+            if (rc) {
+                store_trouble(d, "taking pending deliveries", rc);
+                arm_wake(d);
+                return;
+            }
+        }
+    } else if (d->need_resume && d->nq == 0) {
         rc = resume(d);
         if (rc) {
             store_trouble(d, "loading pending deliveries", rc);
@@ -1013,7 +969,7 @@ static void step(struct webhook_dispatch *d)
             return;
         }
     }
-    if (!d->need_resume && pump(d) == 0 && !d->backoff_until) {
+    if (!d->claim && !d->need_resume && pump(d) == 0 && !d->backoff_until) {
         /* more to read?  pump() stops on its budget; come back soon */
         uint64_t head = 0;
         if (!store_stream_head(d->store, &head) && head > d->read_seq &&
@@ -1055,7 +1011,10 @@ static void poll_cb(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     struct webhook_dispatch *d = container_of(w, struct webhook_dispatch, poll);
-    persist_checkpoint(d);
+    if (d->claim)
+        d->poll_due = true;
+    else
+        persist_checkpoint(d);
     kick(d);
 }
 
@@ -1091,7 +1050,8 @@ struct webhook_dispatch *webhook_dispatch_new(struct store *s, struct ev_loop *l
         d->cfg.batch = WEBHOOK_DISPATCH_BATCH;
     copy_str(d->reader, sizeof d->reader, cfg->reader ? cfg->reader : WEBHOOK_DISPATCH_READER);
     d->cfg.reader = d->reader;
-    rc = store_checkpoint_get(s, d->reader, &d->read_seq);
+    d->claim = cfg->claim || !store_has_stream(s);
+    rc = d->claim ? 0 : store_checkpoint_get(s, d->reader, &d->read_seq);
     if (rc) {
         snprintf(err, errlen, "webhooks: cannot read the checkpoint: %s", err_str(rc));
         free(d);
@@ -1108,10 +1068,14 @@ struct webhook_dispatch *webhook_dispatch_new(struct store *s, struct ev_loop *l
         return NULL;
     }
     d->q = xcalloc(d->cfg.queue_max, sizeof *d->q);
-    d->need_resume = true;
-    d->pc = xcalloc(1, sizeof *d->pc);
-    uint64_t dv;
-    d->pc_kept = store_data_version(s, &dv) == 0 && store_add_watch(s, pc_watch, d) == 0;
+    if (d->claim) {
+        d->poll_due = true;
+    } else {
+        d->need_resume = true;
+        d->wc = wf_cache_new();
+        uint64_t dv;
+        d->wc_kept = store_data_version(s, &dv) == 0 && store_add_watch(s, wc_watch, d) == 0;
+    }
     ev_init(&d->kick, kick_cb);
     ev_init(&d->wake, wake_cb);
     ev_set_priority(&d->kick, EV_MAXPRI);
@@ -1133,19 +1097,27 @@ void webhook_dispatch_free(struct webhook_dispatch *d)
     ev_timer_stop(d->loop, &d->wake);
     http_client_free(d->http); /* no callbacks: in-flight stays pending */
     persist_checkpoint(d);
-    for (size_t i = 0; i < d->nq; i++)
+    for (size_t i = 0; i < d->nq; i++) {
+        /* claim mode: hand unfinished work to the other processes now
+         * rather than when the claims lapse (an abandoned attempt is
+         * sent again: at least once) */
+        if (d->claim && !store_batch_active(d->store))
+            claim_give_back(d, d->q[i]);
         entry_free(d->q[i]);
+    }
     free(d->q);
-    if (d->pc_kept)
-        store_remove_watch(d->store, pc_watch, d);
-    free(d->pc);
+    if (d->wc_kept)
+        store_remove_watch(d->store, wc_watch, d);
+    wf_cache_free(d->wc);
     free(d);
 }
 
 void webhook_dispatch_on_commit(void *arg, uint64_t last_seq)
 {
     struct webhook_dispatch *d = arg;
-    if (last_seq > d->read_seq)
+    /* claim mode: deliveries come from the Streams detector, not from
+     * this process's commits */
+    if (!d->claim && last_seq > d->read_seq)
         kick(d);
 }
 

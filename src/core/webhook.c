@@ -418,7 +418,7 @@ static bool item_active(const cJSON *item)
     return cJSON_IsTrue(a);
 }
 
-void webhook_write_created_json(struct jsonw *w, const cJSON *item, const char *warning)
+void webhook_write_created_json(struct jsonw *w, const cJSON *item)
 {
     jsonw_obj(w);
     kattr(w, item, "id");
@@ -426,8 +426,6 @@ void webhook_write_created_json(struct jsonw *w, const cJSON *item, const char *
     kevents(w, item);
     jsonw_kbool(w, "active", item_active(item));
     kattr(w, item, "secret");
-    if (warning)
-        jsonw_kstr(w, "warning", warning);
     jsonw_end(w);
 }
 
@@ -474,6 +472,8 @@ cJSON *webhook_delivery_item_new(const struct webhook_delivery_fields *f)
     cJSON_AddStringToObject(it, "nextAttemptAt", f->created_at);
     cJSON_AddStringToObject(it, "payload", f->payload);
     cJSON_AddArrayToObject(it, "history");
+    /* free for any taker (api/job_claim.h: claimToken "" = not claimed) */
+    cJSON_AddStringToObject(it, "claimToken", "");
     return it;
 }
 

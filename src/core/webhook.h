@@ -127,13 +127,8 @@ struct webhook_fields {
  * createdAt, lastTriggered null, deliveryCount 0, secret.  The caller
  * owns the result; NULL when a field is missing or invalid. */
 cJSON *webhook_item_new(const struct webhook_fields *f);
-/* POST's answer {"id","url","events","active","secret"}, and "warning"
- * last when warning is not NULL (a server that keeps the registration
- * but cannot deliver: WEBHOOK_NOT_DELIVERED). */
-void webhook_write_created_json(struct jsonw *w, const cJSON *item, const char *warning);
-#define WEBHOOK_NOT_DELIVERED                                                                      \
-    "Deliveries are not made on this server's store (DynamoDB) yet: the webhook is kept but "      \
-    "receives nothing"
+/* POST's answer {"id","url","events","active","secret"}. */
+void webhook_write_created_json(struct jsonw *w, const cJSON *item);
 /* A list row {"id","url","events","active","createdAt","lastTriggered",
  * "deliveryCount"} (never the secret; absent attributes as null, 0). */
 void webhook_write_row_json(struct jsonw *w, const cJSON *item);
@@ -152,7 +147,8 @@ struct webhook_delivery_fields {
 /* DELIVERY#<webhookId> / <createdAt>#<id>, in the pending index (GSI1PK
  * DELIVERY_PENDING, GSI1SK = SK): id, webhookId, brandId, event, status
  * "pending", attempts 0, lastStatus null, lastError null, createdAt,
- * deliveredAt null, nextAttemptAt = createdAt, payload, history [].
+ * deliveredAt null, nextAttemptAt = createdAt, payload, history [],
+ * claimToken "" (free for any dispatcher to take: api/job_claim.h).
  * The caller owns the result; NULL when a field is missing or invalid. */
 cJSON *webhook_delivery_item_new(const struct webhook_delivery_fields *f);
 /* A delivery row {"id","event","status","attempts","lastStatus",

@@ -258,12 +258,7 @@ static char *render(void (*fn)(struct jsonw *, const cJSON *), const cJSON *item
 
 static void created_json(struct jsonw *w, const cJSON *item)
 {
-    webhook_write_created_json(w, item, NULL);
-}
-
-static void created_json_warning(struct jsonw *w, const cJSON *item)
-{
-    webhook_write_created_json(w, item, "not delivered");
+    webhook_write_created_json(w, item);
 }
 
 static void test_webhook_item_and_json(void **state)
@@ -289,11 +284,6 @@ static void test_webhook_item_and_json(void **state)
     s = render(created_json, it);
     assert_string_equal(s, "{\"id\":\"w1\",\"url\":\"https://x.example/h\",\"events\":[\"threat_"
                            "alert\",\"product_recall\"],\"active\":true,\"secret\":\"whsec_abc\"}");
-    free(s);
-    s = render(created_json_warning, it);
-    assert_string_equal(s, "{\"id\":\"w1\",\"url\":\"https://x.example/h\",\"events\":[\"threat_"
-                           "alert\",\"product_recall\"],\"active\":true,\"secret\":\"whsec_abc\","
-                           "\"warning\":\"not delivered\"}");
     free(s);
     s = render(webhook_write_row_json, it);
     assert_string_equal(s, "{\"id\":\"w1\",\"url\":\"https://x.example/h\",\"events\":[\"threat_"
@@ -333,12 +323,14 @@ static void test_delivery_item_and_json(void **state)
     assert_string_equal(cJSON_GetObjectItem(it, "GSI1SK")->valuestring,
                         "2026-01-02T03:04:05.678Z#d1");
     assert_string_equal(cJSON_GetObjectItem(it, "status")->valuestring, "pending");
+    assert_string_equal(cJSON_GetObjectItem(it, "claimToken")->valuestring, "");
     s = render(webhook_delivery_write_json, it);
     assert_string_equal(s, "{\"id\":\"d1\",\"event\":\"threat_alert\",\"status\":\"pending\","
                            "\"attempts\":0,\"lastStatus\":null,\"lastError\":null,\"createdAt\":"
                            "\"2026-01-02T03:04:05.678Z\",\"deliveredAt\":null,\"nextAttemptAt\":"
                            "\"2026-01-02T03:04:05.678Z\",\"history\":[]}");
     assert_null(strstr(s, "payload"));
+    assert_null(strstr(s, "claim"));
     free(s);
     cJSON_Delete(it);
 

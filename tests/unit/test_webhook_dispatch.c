@@ -549,6 +549,187 @@ static void test_deleted_webhook_fails_fast(void **state)
     assert_int_equal(rx_count(), 0);
 }
 
+/* ---- claim mode (DynamoDB's: deliveries written by someone else) ------- */
+
+/* A pending delivery of webhook wid, due now, as the Streams detector
+ * writes it (free: claimToken ""). */
+static void add_delivery(const char *wid, const char *brand, const char *id)
+{
+    char now[ISO_LEN + 1];
+    time_iso(time_now_ms(), now);
+    struct webhook_delivery_fields f = {.id = id,
+                                        .webhook_id = wid,
+                                        .brand_id = brand,
+                                        .event = "verification_scan",
+                                        .created_at = now,
+                                        .payload = "{\"event\":\"verification_scan\"}"};
+    put(webhook_delivery_item_new(&f));
+}
+
+static struct webhook_dispatch *claim_dispatch(struct store *s, size_t inflight, double backoff_s)
+{
+    char err[200];
+    struct webhook_dispatch_config c = {.allow_private = true,
+                                        .timeout_s = 200,
+                                        .backoff_s = backoff_s,
+                                        .max_inflight = inflight,
+                                        .claim = true};
+    struct webhook_dispatch *d = webhook_dispatch_new(s, F.loop, &c, err, sizeof err);
+    assert_non_null(d);
+    return d;
+}
+
+#define NCLAIM 12
+static struct webhook_dispatch *d2;
+
+static bool all_claimed_delivered(void)
+{
+    struct webhook_dispatch_stats a, b;
+    webhook_dispatch_get_stats(F.d, &a);
+    webhook_dispatch_get_stats(d2, &b);
+    return a.delivered + b.delivered >= NCLAIM;
+}
+
+static void test_claim_two_dispatchers_once(void **state)
+{
+    (void)state;
+    char id[40];
+    struct store_options o = {.path = F.path, .durability = STORE_DURABILITY_NORMAL};
+    char err[256];
+    struct store *s2 = store_open_sqlite(&o, err, sizeof err);
+
+    assert_non_null(s2);
+    add_webhook("w1", "b1", "/hook", WEBHOOK_EV_ALL, old_iso, NULL);
+    for (int i = 0; i < NCLAIM; i++) {
+        snprintf(id, sizeof id, "d-%02d", i);
+        add_delivery("w1", "b1", id);
+    }
+    /* two processes' dispatchers (each its own connection), each with
+     * room for only a few requests at a time, so both take some */
+    F.d = claim_dispatch(F.s, 3, 0);
+    d2 = claim_dispatch(s2, 3, 0);
+    assert_true(run_until(all_claimed_delivered));
+    /* a little longer: nothing is sent twice */
+    for (int i = 0; i < 20; i++) {
+        usleep(10000);
+        ev_run(F.loop, EVRUN_NOWAIT);
+    }
+    struct webhook_dispatch_stats a, b;
+    webhook_dispatch_get_stats(F.d, &a);
+    webhook_dispatch_get_stats(d2, &b);
+    assert_int_equal(a.delivered + b.delivered, NCLAIM);
+    assert_true(a.delivered > 0 && b.delivered > 0);
+    assert_int_equal(a.claimed + b.claimed, NCLAIM);
+    assert_int_equal(a.created + b.created, 0); /* claim mode creates nothing */
+    assert_int_equal(rx_count(), NCLAIM);
+    pthread_mutex_lock(&rx.mu);
+    for (int i = 0; i < NCLAIM; i++)
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(rx.delivery[i], rx.delivery[j]);
+    pthread_mutex_unlock(&rx.mu);
+    assert_int_equal(pending_count(), 0);
+    assert_true(webhook_num("b1", "w1", "deliveryCount") == NCLAIM);
+    webhook_dispatch_free(d2);
+    d2 = NULL;
+    store_close(s2);
+}
+
+static bool first_has_attempt(void)
+{
+    cJSON *d = deliveries("w1");
+    const cJSON *a = cJSON_GetObjectItem(cJSON_GetArrayItem(d, 0), "attempts");
+    bool ok = cJSON_IsNumber(a) && a->valueint >= 1;
+    cJSON_Delete(d);
+    return ok;
+}
+
+static void test_claim_retry_releases(void **state)
+{
+    (void)state;
+    char st[32];
+
+    add_webhook("w1", "b1", "/hook", WEBHOOK_EV_ALL, old_iso, NULL);
+    add_delivery("w1", "b1", "d-retry");
+    rx_reset(1);
+    /* first retry after 100 s scaled = 1 s: time to look at the item */
+    F.d = claim_dispatch(F.s, 0, 100);
+    assert_true(run_until(first_has_attempt));
+    cJSON *d = deliveries("w1");
+    cJSON *d0 = cJSON_GetArrayItem(d, 0);
+    assert_string_equal(cJSON_GetObjectItem(d0, "status")->valuestring, "pending");
+    assert_int_equal(cJSON_GetObjectItem(d0, "lastStatus")->valueint, 500);
+    /* the claim was given back with the attempt */
+    assert_string_equal(cJSON_GetObjectItem(d0, "claimToken")->valuestring, "");
+    assert_null(cJSON_GetObjectItem(d0, "claimUntil"));
+    int64_t next = 0;
+    assert_int_equal(time_parse_iso(cJSON_GetObjectItem(d0, "nextAttemptAt")->valuestring, &next),
+                     0);
+    assert_true(next > time_now_ms());
+    cJSON_Delete(d);
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(F.d, &ws);
+    assert_int_equal(ws.queued, 0); /* back in the store, not in memory */
+    assert_int_equal(pending_count(), 1);
+    /* the poll that finds it due takes it again */
+    assert_true(run_until(w1_final));
+    assert_string_equal(status_of_first("w1", st, sizeof st), "delivered");
+    d = deliveries("w1");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(d, 0), "attempts")->valueint, 2);
+    cJSON_Delete(d);
+    assert_int_equal(rx_count(), 2);
+    pthread_mutex_lock(&rx.mu);
+    assert_string_equal(rx.delivery[0], "d-retry");
+    assert_string_equal(rx.delivery[1], "d-retry");
+    pthread_mutex_unlock(&rx.mu);
+    webhook_dispatch_get_stats(F.d, &ws);
+    assert_int_equal(ws.claimed, 2);
+    assert_int_equal(pending_count(), 0);
+}
+
+static void test_claim_lapsed_taken_over(void **state)
+{
+    (void)state;
+    char st[32];
+    struct key pk, sk;
+    char now[ISO_LEN + 1];
+
+    add_webhook("w1", "b1", "/hook", WEBHOOK_EV_ALL, old_iso, NULL);
+    add_delivery("w1", "b1", "d-held");
+    /* another process holds it for 3 s more, then dies */
+    cJSON *d = deliveries("w1");
+    snprintf(now, sizeof now, "%s",
+             cJSON_GetObjectItem(cJSON_GetArrayItem(d, 0), "createdAt")->valuestring);
+    cJSON_Delete(d);
+    cJSON *tok = cJSON_CreateString("0123456789abcdef0123456789abcdef");
+    cJSON *until = cJSON_CreateNumber((double)(time_now_ms() + 3000));
+    const struct store_action acts[2] = {
+        {.kind = STORE_ACT_SET, .attr = "claimToken", .value = tok},
+        {.kind = STORE_ACT_SET, .attr = "claimUntil", .value = until},
+    };
+    assert_int_equal(store_update(F.s, key_delivery_pk(&pk, "w1"),
+                                  key_delivery_sk(&sk, now, "d-held"), acts, 2, NULL, NULL),
+                     0);
+    cJSON_Delete(tok);
+    cJSON_Delete(until);
+    F.d = claim_dispatch(F.s, 0, 0);
+    /* several polls (10 ms each, scaled) while the claim holds: nothing */
+    for (int i = 0; i < 50; i++) {
+        usleep(10000);
+        ev_run(F.loop, EVRUN_NOWAIT);
+    }
+    assert_int_equal(rx_count(), 0);
+    assert_string_equal(status_of_first("w1", st, sizeof st), "pending");
+    /* once it lapses, a poll takes it over */
+    assert_true(run_until(w1_final));
+    assert_string_equal(status_of_first("w1", st, sizeof st), "delivered");
+    assert_int_equal(rx_count(), 1);
+    d = deliveries("w1");
+    assert_string_not_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(d, 0), "claimToken")->valuestring,
+        "0123456789abcdef0123456789abcdef");
+    cJSON_Delete(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,6 +738,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resume_without_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_target_blocked_at_connect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_webhook_fails_fast, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_two_dispatchers_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_retry_releases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_lapsed_taken_over, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_up, group_down);
 }
