@@ -310,24 +310,43 @@ void webhook_fanout_id(const char *pos, const char *webhook_id, const char *even
              hex + 20);
 }
 
-/* When the record was written, for the "webhook existed" test and, on
- * DynamoDB, the delivery's createdAt.  A stream record without a time
- * falls back to the time in its image. */
-static int64_t record_ms(const struct stream_record *r, const struct rec_events *re)
+/* Image times later than a coarse stream time are believed up to this
+ * far (ms): the coarsest stream time seen (DynamoDB Local's, whole
+ * minutes).  It also bounds how far in the future a hostile image time
+ * can push a delivery's createdAt (its first nextAttemptAt). */
+#define IMAGE_LEAD_MAX_MS 60000
+
+/*
+ * When the record was written, for the "webhook existed" test and, with
+ * a stream position, the delivery's createdAt.  SQLite stamps records in
+ * milliseconds: that time is used as is.  DynamoDB Streams'
+ * ApproximateCreationDateTime is rounded down (to the second; DynamoDB
+ * Local to the minute), while the image's own time (a scan's timestamp,
+ * an alert's timestamp or lastSeen) is set by its writer just before the
+ * write, in milliseconds: the later of the two is the better estimate,
+ * and both come from the record, so a replay computes the same.  A
+ * record without a stream time falls back to its image time.
+ */
+static int64_t record_ms(const struct stream_record *r, const struct rec_events *re, bool coarse)
 {
-    int64_t ms = 0;
-    if (r->ts_ms > 0)
+    int64_t img = 0;
+    if (time_parse_iso(re->ts, &img))
+        img = 0;
+    if (r->ts_ms <= 0)
+        return img;
+    if (!coarse)
         return r->ts_ms;
-    if (time_parse_iso(re->ts, &ms))
-        ms = 0;
-    return ms;
+    if (img > r->ts_ms + IMAGE_LEAD_MAX_MS)
+        img = r->ts_ms + IMAGE_LEAD_MAX_MS;
+    return img > r->ts_ms ? img : r->ts_ms;
 }
 
 /* Whether a webhook created at created_ms gets a record written at rec_ms. */
-static bool hook_saw(int64_t rec_ms, int64_t created_ms, bool whole_seconds)
+static bool hook_saw(int64_t rec_ms, int64_t created_ms, bool coarse)
 {
-    if (whole_seconds) {
-        /* rec_ms is the start of the record's second: compare seconds */
+    if (coarse) {
+        /* rec_ms may still be the start of the record's second (no image
+         * time): a webhook registered in that second gets the record */
         int64_t cs = created_ms - ((created_ms % 1000) + 1000) % 1000;
         return rec_ms >= cs;
     }
@@ -349,7 +368,7 @@ int webhook_fanout_record(struct store *s, struct wf_cache *c, const struct stre
     rc = brand_hooks(s, c, re.brand, &bh);
     if (rc || !bh || !bh->n)
         return rc;
-    rec_ms = record_ms(r, &re);
+    rec_ms = record_ms(r, &re, o->coarse_time);
     time_iso(o->pos ? rec_ms : o->now_ms, created_iso);
     for (unsigned bit = 1; bit <= WEBHOOK_EV_RECALL; bit <<= 1) {
         if (!(re.bits & bit))
@@ -361,7 +380,7 @@ int webhook_fanout_record(struct store *s, struct wf_cache *c, const struct stre
             char id[WF_ID_LEN + 1];
             cJSON *item;
 
-            if (!(h->events & bit) || !hook_saw(rec_ms, h->created_ms, o->whole_seconds))
+            if (!(h->events & bit) || !hook_saw(rec_ms, h->created_ms, o->coarse_time))
                 continue;
             if (!built) {
                 if (build_payload(&c->body, event, re.brand, re.ts, r, re.scan)) {
@@ -431,7 +450,7 @@ int webhook_fanout_collect(struct store *s, const struct ddbs_record *recs, size
             continue;
         if (!c)
             c = wf_cache_new();
-        struct wf_opts o = {.pos = recs[i].pos, .now_ms = now_ms, .whole_seconds = true};
+        struct wf_opts o = {.pos = recs[i].pos, .now_ms = now_ms, .coarse_time = true};
         rc = webhook_fanout_record(s, c, r, &o, wset_emit, ws, NULL);
     }
     wf_cache_free(c);

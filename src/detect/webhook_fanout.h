@@ -61,10 +61,11 @@ struct wf_opts {
      * = the record's time. */
     const char *pos;
     int64_t now_ms;
-    /* The record's time is whole seconds (DynamoDB Streams'
-     * ApproximateCreationDateTime): a webhook registered in the same
-     * second as the record still gets it. */
-    bool whole_seconds;
+    /* The record's stream time is rounded down (DynamoDB Streams: to the
+     * second; DynamoDB Local: to the minute): its image's own time
+     * refines it, and a webhook registered in the same second as the
+     * record still gets it. */
+    bool coarse_time;
 };
 
 /* Receives one delivery item, which it then owns.  Returns 0, or a

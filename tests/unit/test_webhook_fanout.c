@@ -4,8 +4,9 @@
  * for the same stream position (different per webhook and event), random
  * ones without a position; the event subscription filter; the
  * "webhook existed when the record was written" filter, including a
- * record written in the same second as the registration when the record
- * time is whole seconds (DynamoDB Streams); the brand found through the
+ * record written in the same second as the registration when the stream
+ * time is whole seconds (DynamoDB Streams) and the image's time refining
+ * a stream time of whole minutes (DynamoDB Local); the brand found through the
  * product for a scan without brandId; inactive and deleted webhooks get
  * nothing; and the Streams detector's collect step writing the
  * deliveries as free, idempotent puts (a replay rewrites the same items).
@@ -105,8 +106,10 @@ static void add_product(struct store *s, const char *pid, const char *brand)
     put(s, it);
 }
 
-/* A scan insert record (brand NULL: the scan carries none). */
-static void scan_record(struct stream_record *r, const char *pid, const char *brand, int64_t ts_ms)
+/* A scan insert record (brand NULL: the scan carries none) taken at
+ * `taken` (the image's timestamp), stream time ts_ms. */
+static void scan_record_at(struct stream_record *r, const char *pid, const char *brand,
+                           int64_t ts_ms, const char *taken)
 {
     struct key pk, sk;
     cJSON *img = cJSON_CreateObject();
@@ -115,15 +118,21 @@ static void scan_record(struct stream_record *r, const char *pid, const char *br
     r->kind = STORE_INSERT;
     r->ts_ms = ts_ms;
     r->pk = strdup(key_product_pk(&pk, pid));
-    r->sk = strdup(key_scan_sk(&sk, T_REC, "0a0b0c0d"));
+    r->sk = strdup(key_scan_sk(&sk, taken, "0a0b0c0d"));
     cJSON_AddStringToObject(img, "productId", pid);
-    cJSON_AddStringToObject(img, "timestamp", T_REC);
+    cJSON_AddStringToObject(img, "timestamp", taken);
     cJSON_AddStringToObject(img, "ip", "203.0.113.9");
     cJSON_AddStringToObject(img, "country", "CH");
     cJSON_AddStringToObject(img, "result", "authentic");
     if (brand)
         cJSON_AddStringToObject(img, "brandId", brand);
     r->image = img;
+}
+
+/* ... taken at T_REC. */
+static void scan_record(struct stream_record *r, const char *pid, const char *brand, int64_t ts_ms)
+{
+    scan_record_at(r, pid, brand, ts_ms, T_REC);
 }
 
 /* An alert insert record of type (e.g. "product_recall"). */
@@ -163,13 +172,12 @@ static int collect(void *arg, cJSON *item)
 }
 
 /* The deliveries of r (a new cache each time: nothing carried over). */
-static cJSON *fan(struct store *s, const struct stream_record *r, const char *pos,
-                  bool whole_seconds)
+static cJSON *fan(struct store *s, const struct stream_record *r, const char *pos, bool coarse_time)
 {
     struct wf_cache *c = wf_cache_new();
     cJSON *out = cJSON_CreateArray();
     struct wf_opts o = {
-        .pos = pos, .now_ms = ms_of("2026-03-01T11:00:00.000Z"), .whole_seconds = whole_seconds};
+        .pos = pos, .now_ms = ms_of("2026-03-01T11:00:00.000Z"), .coarse_time = coarse_time};
     uint64_t skipped = 0;
 
     assert_int_equal(webhook_fanout_record(s, c, r, &o, collect, out, &skipped), 0);
@@ -305,18 +313,42 @@ static void t_created_filter(void **state)
     /* registered half a second into the record's second */
     add_hook(f->s, "w1", BRAND, WEBHOOK_EV_ALL, "2026-03-01T10:00:00.500Z", true);
 
-    /* DynamoDB: the record's time is the start of its second */
+    /* DynamoDB: the stream time is the start of the record's second */
     scan_record(&r, "p1", BRAND, ms_of(T_REC));
     cJSON *a = fan(f->s, &r, "1@s", true);
     assert_int_equal(cJSON_GetArraySize(a), 1);
     cJSON_Delete(a);
+    record_clear(&r);
     /* ... but not a record of the second before */
-    r.ts_ms = ms_of("2026-03-01T09:59:59.000Z");
+    scan_record_at(&r, "p1", BRAND, ms_of("2026-03-01T09:59:59.000Z"), "2026-03-01T09:59:59.900Z");
     a = fan(f->s, &r, "2@s", true);
     assert_int_equal(cJSON_GetArraySize(a), 0);
     cJSON_Delete(a);
-    /* SQLite: millisecond times, compared as they are */
-    r.ts_ms = ms_of("2026-03-01T10:00:00.499Z");
+    record_clear(&r);
+    /* DynamoDB Local: whole minutes; the image's time refines it */
+    scan_record_at(&r, "p1", BRAND, ms_of("2026-03-01T10:00:00.000Z") - 59000,
+                   "2026-03-01T10:00:00.700Z");
+    a = fan(f->s, &r, "3@s", true);
+    assert_int_equal(cJSON_GetArraySize(a), 1);
+    assert_string_equal(str(cJSON_GetArrayItem(a, 0), "createdAt"), "2026-03-01T10:00:00.700Z");
+    cJSON_Delete(a);
+    record_clear(&r);
+    scan_record_at(&r, "p1", BRAND, ms_of("2026-03-01T10:00:00.000Z") - 59000,
+                   "2026-03-01T09:59:58.000Z");
+    a = fan(f->s, &r, "4@s", true);
+    assert_int_equal(cJSON_GetArraySize(a), 0);
+    cJSON_Delete(a);
+    record_clear(&r);
+    /* an image time far ahead of the stream is believed one minute at most */
+    scan_record_at(&r, "p1", BRAND, ms_of("2026-03-01T10:00:00.000Z"), "2026-03-01T12:00:00.000Z");
+    a = fan(f->s, &r, "5@s", true);
+    assert_int_equal(cJSON_GetArraySize(a), 1);
+    assert_string_equal(str(cJSON_GetArrayItem(a, 0), "createdAt"), "2026-03-01T10:01:00.000Z");
+    cJSON_Delete(a);
+    record_clear(&r);
+    /* SQLite: millisecond stream times, compared as they are (the image's
+     * time does not matter) */
+    scan_record(&r, "p1", BRAND, ms_of("2026-03-01T10:00:00.499Z"));
     a = fan(f->s, &r, NULL, false);
     assert_int_equal(cJSON_GetArraySize(a), 0);
     cJSON_Delete(a);
