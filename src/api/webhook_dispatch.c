@@ -705,6 +705,10 @@ static int take_cb(void *arg, const cJSON *seen)
     return 0;
 }
 
+/* What a poll needs to choose (the payload stays in the store until a
+ * delivery is taken and read in full). */
+static const char *const poll_attrs[] = {"nextAttemptAt", CLAIM_ATTR_TOKEN, CLAIM_ATTR_UNTIL};
+
 /* Looks through the pending index for due deliveries, taking as many as
  * the queue and the HTTP client have room for.  The look is bounded by
  * queue_max items so that a run of retries not yet due at the head of
@@ -714,7 +718,9 @@ static int claim_poll(struct webhook_dispatch *d)
     struct store_query q = {.index = STORE_INDEX_GSI1,
                             .pk = KEY_GSI1PK_DELIVERY_PENDING,
                             .sk_op = STORE_SK_ANY,
-                            .forward = true};
+                            .forward = true,
+                            .project = poll_attrs,
+                            .nproject = sizeof poll_attrs / sizeof poll_attrs[0]};
     size_t inflight = http_client_inflight(d->http), busy = 0;
     struct take_ctx c = {.d = d, .now = now_ms()};
 
