@@ -6,6 +6,9 @@
  * POSTs, retries and the final outcome written to the delivery item and
  * the webhook, the checkpoint moving with the deliveries, resume after a
  * stop without duplicates, and the delivery-time private-address block.
+ * Claim mode (the DynamoDB one, forced here on SQLite): two dispatchers
+ * deliver each delivery once, a retry gives the claim back, a lapsed
+ * claim is taken over, and a lost claim drops the outcome quietly.
  * GENUPROOF_TIME_SCALE is forced to 0.01 so the backoffs take
  * milliseconds.
  */
@@ -46,6 +49,7 @@ struct rx {
     char ts[RX_MAX][24], sig[RX_MAX][80];
     char *body[RX_MAX];
     atomic_int fail_left; /* answer 500 while > 0 */
+    atomic_int delay_ms;  /* wait this long before answering */
 };
 
 static struct rx rx = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -65,6 +69,8 @@ static void handler(void *arg, const struct mini_req *r, int fd)
         rx.body[i] = strndup(r->body, r->body_len);
     }
     pthread_mutex_unlock(&rx.mu);
+    if (atomic_load(&rx.delay_ms) > 0)
+        usleep((useconds_t)atomic_load(&rx.delay_ms) * 1000);
     if (atomic_load(&rx.fail_left) > 0) {
         atomic_fetch_sub(&rx.fail_left, 1);
         mini_reply(fd, 500, "application/json", "{}");
@@ -81,6 +87,7 @@ static void rx_reset(int fail_first)
     rx.n = 0;
     pthread_mutex_unlock(&rx.mu);
     atomic_store(&rx.fail_left, fail_first);
+    atomic_store(&rx.delay_ms, 0);
 }
 
 static int rx_count(void)
@@ -730,6 +737,62 @@ static void test_claim_lapsed_taken_over(void **state)
     cJSON_Delete(d);
 }
 
+static bool one_inflight(void)
+{
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(F.d, &ws);
+    return ws.inflight == 1;
+}
+
+static bool one_lost(void)
+{
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(F.d, &ws);
+    return ws.lost == 1;
+}
+
+static void test_claim_lost_drops_outcome(void **state)
+{
+    (void)state;
+    struct key pk, sk;
+    const char *stolen = "fedcba9876543210fedcba9876543210";
+
+    add_webhook("w1", "b1", "/hook", WEBHOOK_EV_ALL, old_iso, NULL);
+    add_delivery("w1", "b1", "d-lost");
+    cJSON *d = deliveries("w1");
+    char created[ISO_LEN + 1];
+    snprintf(created, sizeof created, "%s",
+             cJSON_GetObjectItem(cJSON_GetArrayItem(d, 0), "createdAt")->valuestring);
+    cJSON_Delete(d);
+    atomic_store(&rx.delay_ms, 300); /* the attempt takes a while */
+    F.d = claim_dispatch(F.s, 0, 0);
+    assert_true(run_until(one_inflight));
+    /* meanwhile another process takes the delivery over (as after a
+     * stall past claimUntil) */
+    cJSON *tok = cJSON_CreateString(stolen);
+    const struct store_action act = {.kind = STORE_ACT_SET, .attr = "claimToken", .value = tok};
+    assert_int_equal(store_update(F.s, key_delivery_pk(&pk, "w1"),
+                                  key_delivery_sk(&sk, created, "d-lost"), &act, 1, NULL, NULL),
+                     0);
+    cJSON_Delete(tok);
+    /* the outcome write fails its condition: dropped, not an error */
+    assert_true(run_until(one_lost));
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(F.d, &ws);
+    assert_int_equal(ws.errors, 0);
+    assert_int_equal(ws.delivered, 0);
+    assert_int_equal(ws.queued, 0);
+    assert_int_equal(rx_count(), 1);
+    /* the new holder's item is untouched */
+    d = deliveries("w1");
+    cJSON *d0 = cJSON_GetArrayItem(d, 0);
+    assert_string_equal(cJSON_GetObjectItem(d0, "status")->valuestring, "pending");
+    assert_int_equal(cJSON_GetObjectItem(d0, "attempts")->valueint, 0);
+    assert_string_equal(cJSON_GetObjectItem(d0, "claimToken")->valuestring, stolen);
+    cJSON_Delete(d);
+    assert_true(webhook_num("b1", "w1", "deliveryCount") == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -741,6 +804,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claim_two_dispatchers_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_retry_releases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_lapsed_taken_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_lost_drops_outcome, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_up, group_down);
 }
