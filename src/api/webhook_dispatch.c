@@ -50,7 +50,6 @@
 #include "http/client.h"
 #include "store/store.h"
 #include "util/backoff.h"
-#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/timescale.h"
