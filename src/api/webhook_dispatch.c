@@ -1074,6 +1074,8 @@ struct webhook_dispatch *webhook_dispatch_new(struct store *s, struct ev_loop *l
     }
     d->q = xcalloc(d->cfg.queue_max, sizeof *d->q);
     if (d->claim) {
+        /* said once: which of the two ways this process delivers */
+        log_info("webhooks: sending deliveries taken from the pending index (claim mode)");
         d->poll_due = true;
     } else {
         d->need_resume = true;

@@ -73,6 +73,8 @@ rx_start 1
 gp_start --dynamodb "$EP" --table "$TABLE" --demo-data --allow-private-webhooks --rate-limit 0 || gp_finish
 b_start
 check "two API processes on the table" '[ -s "$GP_DIR/b.port" ]'
+check "both send webhooks (claim mode)" \
+    'grep -q "webhooks: sending deliveries taken from the pending index" "$GP_LOG" && grep -q "webhooks: sending deliveries taken from the pending index" "$GP_DIR/b.log"'
 # The demo data's scans were written at start; the stream's record times
 # are whole seconds, so register only in a later second.
 sleep 1.2
