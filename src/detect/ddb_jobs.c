@@ -7,6 +7,11 @@
 #include "detect/classify_job.h"
 #include "detect/webhook_fanout.h"
 
+bool ddbd_jobs_wanted(const struct ddbs_record *r)
+{
+    return classify_job_candidate(&r->r);
+}
+
 int ddbd_jobs_collect(const struct det_proc_cfg *pc, const struct ddbs_record *recs, size_t n,
                       struct wset *ws)
 {
