@@ -1,16 +1,26 @@
 /*
- * classify_driver.c - the model classifier's stream reader
- * (classify_driver.h).
+ * classify_driver.c - the model classifier (classify_driver.h): the
+ * change-stream reader on SQLite, the job taker on DynamoDB.
  *
- * Jobs are kept in a FIFO in stream order.  Reading stops while the
- * maximum number of calls is in flight (or the FIFO is long); a finished
- * call only marks its job done.  Each step then writes, in one store
- * batch, the results of the done jobs at the head of the FIFO together
- * with the checkpoint just before the first job still running, so the
- * checkpoint never passes a record whose call has not finished.  When no
- * result needs writing the checkpoint only moves in memory and is saved
- * by the next write or the 1 s (scaled) poll: re-reading records that
- * produced nothing costs nothing.
+ * Stream mode.  Jobs are kept in a FIFO in stream order.  Reading stops
+ * while the maximum number of calls is in flight (or the FIFO is long); a
+ * finished call only marks its job done.  Each step then writes, in one
+ * store batch, the results of the done jobs at the head of the FIFO
+ * together with the checkpoint just before the first job still running,
+ * so the checkpoint never passes a record whose call has not finished.
+ * When no result needs writing the checkpoint only moves in memory and is
+ * saved by the next write or the 1 s (scaled) poll: re-reading records
+ * that produced nothing costs nothing.
+ *
+ * Jobs mode.  The list holds the jobs this process claimed, in any order.
+ * The 1 s (scaled) poll, and a step after a call when the last poll left
+ * free jobs behind, reads the CLASSIFY_PENDING partition of GSI1 oldest
+ * first and claims free jobs while calls may start.  A finished job is
+ * written at once, in one transaction: on DynamoDB a store batch is no
+ * transaction (each write lands on its own), and the alert update, the
+ * ops-log entry and the job's deletion must go together or not at all.
+ * A job that cannot be written for a store error is tried again while
+ * its claim holds; after that it is left to whoever claims it next.
  *
  * Like the webhook dispatcher, the steps run from a zero-delay timer at
  * the highest priority, so they find no other module's store batch open,
@@ -24,11 +34,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/job_claim.h"
 #include "core/alert.h"
-#include "core/brand.h"
 #include "core/keys.h"
 #include "core/opslog.h"
 #include "core/timeutil.h"
+#include "detect/classify_job.h"
 #include "store/store.h"
 #include "util/backoff.h"
 #include "util/err.h"
@@ -42,21 +53,19 @@
 #define POLL_S            1.0
 #define ERR_BACKOFF_S     0.2
 #define ERR_BACKOFF_MAX_S 30.0
-#define FLAGS_MAX         16
-#define ALERT_ID_MAX      128
-#define TYPE_MAX          64
+/* Jobs mode: GSI1 pages read per poll, and what a claim adds to twice
+ * the model's timeout (the call, a retry of the writes). */
+#define POLL_PAGES_MAX 4
+#define CLAIM_MARGIN_S 5.0
 
 struct cd_job {
     struct classify_driver *d;
-    uint64_t seq;
+    uint64_t seq; /* stream mode: the record */
     bool in_flight, done, write;
-    char *pk, *sk;
-    char alert_id[ALERT_ID_MAX + 1];
-    char brand_id[BRAND_ID_MAX + 1];
-    char *product_id; /* may be NULL */
-    char type[TYPE_MAX + 1];
-    char timestamp[ISO_LEN + 1];
-    cJSON *flags; /* array of strings (owned) */
+    struct classify_job job;
+    /* jobs mode: the claim held on the job item */
+    char token[CLAIM_TOKEN_LEN + 1];
+    int64_t claim_until; /* epoch ms */
     /* the model's answer (write) */
     char severity[16], severity_upper[16];
     char vector[CLASSIFY_MODEL_VECTOR_MAX + 1];
@@ -73,6 +82,9 @@ struct classify_driver {
     struct ev_loop *loop;
     struct classify_model *model;
     size_t max_inflight, batch;
+    bool jobs_mode;
+    bool more;      /* jobs mode: the last poll left free jobs behind */
+    double claim_s; /* jobs mode: claim length (scaled) */
     char reader[64];
     ev_timer kick, wake, poll;
     struct cd_job *head, *tail;
@@ -109,11 +121,8 @@ static void job_free(struct cd_job *j)
 {
     if (!j)
         return;
-    free(j->pk);
-    free(j->sk);
-    free(j->product_id);
+    classify_job_clear(&j->job);
     free(j->narrative);
-    cJSON_Delete(j->flags);
     cJSON_Delete(j->analysis);
     free(j);
 }
@@ -130,7 +139,8 @@ static void model_cb(void *arg, const struct classify_model_result *r)
     d->inflight--;
     if (r->err) {
         d->st.fallbacks++;
-        log_msg(LOG_DEBUG, NULL, "classifier: %s on alert %s: rules kept", r->error, j->alert_id);
+        log_msg(LOG_DEBUG, NULL, "classifier: %s on alert %s: rules kept", r->error,
+                j->job.alert_id);
     } else {
         j->write = true;
         snprintf(j->severity, sizeof j->severity, "%s", r->severity);
@@ -145,83 +155,26 @@ static void model_cb(void *arg, const struct classify_model_result *r)
     kick(d);
 }
 
-/* True for an alert the detector (re)classified by rules. */
-static bool is_candidate(const struct stream_record *r)
-{
-    const cJSON *img = r->image, *ai;
-    const char *src, *model;
-
-    if (!img || (r->kind != STORE_INSERT && r->kind != STORE_MODIFY) || !r->pk || !r->sk ||
-        !key_after(r->pk, KEY_PFX_THREAT) || !key_after(r->sk, KEY_PFX_ALERT))
-        return false;
-    src = str_attr(img, "source");
-    ai = cJSON_GetObjectItemCaseSensitive(img, "aiAnalysis");
-    model = str_attr(ai, "model");
-    return src && !strcmp(src, "detector") && model && !strcmp(model, CLASSIFY_MODEL_RULES) &&
-           !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(img, "resolved"));
-}
-
 static bool in_flight_for(const struct classify_driver *d, const char *alert_id)
 {
     for (const struct cd_job *j = d->head; j; j = j->next)
-        if (j->in_flight && !strcmp(j->alert_id, alert_id))
+        if (j->in_flight && !strcmp(j->job.alert_id, alert_id))
             return true;
     return false;
 }
 
-/* Builds a job for record r and starts its call.  Returns 0 (job queued,
- * possibly already done when the call could not start), 1 when the
- * record is skipped, or ERR_THROTTLED (nothing queued: read it later). */
-static int start_job(struct classify_driver *d, const struct stream_record *r)
+/* Asks the model about j.  0 (the call runs, or could not start and j is
+ * done with the rules standing), or ERR_THROTTLED (nothing started). */
+static int start_call(struct classify_driver *d, struct cd_job *j)
 {
-    const cJSON *img = r->image, *fl, *f;
-    const char *id = str_attr(img, "alertId"), *brand = str_attr(img, "brandId");
-    const char *type = str_attr(img, "type"), *pid = str_attr(img, "productId");
-    const char *ts = str_attr(img, "lastSeen");
-    const char *flags[FLAGS_MAX];
-    size_t nflags = 0;
-    struct cd_job *j;
+    const char *flags[CLASSIFY_JOB_FLAGS_MAX];
+    struct classify_model_input in;
     int rc;
 
-    if (!ts || !time_is_iso(ts))
-        ts = str_attr(img, "timestamp");
-    if (!id || strlen(id) > ALERT_ID_MAX || !brand || !brand_id_ok(brand) || !type ||
-        strlen(type) > TYPE_MAX || !ts || !time_is_iso(ts))
-        return 1;
-    if (in_flight_for(d, id)) {
-        d->st.folded++;
-        return 1;
-    }
-    j = xcalloc(1, sizeof *j);
-    j->d = d;
-    j->seq = r->seq;
-    j->pk = xstrdup(r->pk);
-    j->sk = xstrdup(r->sk);
-    snprintf(j->alert_id, sizeof j->alert_id, "%s", id);
-    snprintf(j->brand_id, sizeof j->brand_id, "%s", brand);
-    j->product_id = pid ? xstrdup(pid) : NULL;
-    snprintf(j->type, sizeof j->type, "%s", type);
-    snprintf(j->timestamp, sizeof j->timestamp, "%s", ts);
-    j->flags = cJSON_CreateArray();
-    fl = cJSON_GetObjectItemCaseSensitive(img, "anomalyFlags");
-    cJSON_ArrayForEach(f, fl)
-    {
-        if (cJSON_IsString(f) && nflags < FLAGS_MAX && strlen(f->valuestring) <= TYPE_MAX) {
-            cJSON_AddItemToArray(j->flags, cJSON_CreateString(f->valuestring));
-            flags[nflags++] = f->valuestring;
-        }
-    }
-    struct classify_model_input in = {.type = type,
-                                      .details = str_attr(img, "details"),
-                                      .rule_severity = str_attr(img, "severity"),
-                                      .flags = flags,
-                                      .nflags = nflags,
-                                      .country = str_attr(img, "country")};
+    classify_job_input(&j->job, &in, flags);
     rc = classify_model_request(d->model, &in, model_cb, j);
-    if (rc == ERR_THROTTLED) {
-        job_free(j);
+    if (rc == ERR_THROTTLED)
         return rc;
-    }
     if (rc) {
         j->done = true; /* could not ask: the rules stand */
         d->st.fallbacks++;
@@ -230,12 +183,44 @@ static int start_job(struct classify_driver *d, const struct stream_record *r)
         d->inflight++;
         d->st.requests++;
     }
+    return 0;
+}
+
+static void enqueue(struct classify_driver *d, struct cd_job *j)
+{
     if (d->tail)
         d->tail->next = j;
     else
         d->head = j;
     d->tail = j;
     d->njobs++;
+}
+
+/* Builds a job for record r and starts its call.  Returns 0 (job queued,
+ * possibly already done when the call could not start), 1 when the
+ * record is skipped, or ERR_THROTTLED (nothing queued: read it later). */
+static int start_job(struct classify_driver *d, const struct stream_record *r)
+{
+    struct cd_job *j = xcalloc(1, sizeof *j);
+    int rc;
+
+    j->d = d;
+    j->seq = r->seq;
+    if (classify_job_from_record(r, &j->job)) {
+        job_free(j);
+        return 1;
+    }
+    if (in_flight_for(d, j->job.alert_id)) {
+        d->st.folded++;
+        job_free(j);
+        return 1;
+    }
+    rc = start_call(d, j);
+    if (rc) {
+        job_free(j);
+        return rc;
+    }
+    enqueue(d, j);
     return 0;
 }
 
@@ -257,7 +242,7 @@ static void read_stream(struct classify_driver *d)
             return;
         }
         for (size_t i = 0; i < n && !stop; i++) {
-            if (is_candidate(&recs[i]) && start_job(d, &recs[i]) == ERR_THROTTLED)
+            if (classify_job_candidate(&recs[i]) && start_job(d, &recs[i]) == ERR_THROTTLED)
                 break;
             d->read_seq = recs[i].seq;
             used++;
@@ -273,52 +258,66 @@ static void read_stream(struct classify_driver *d)
 
 /* ---- writing results ---------------------------------------------------- */
 
-static int write_result(struct classify_driver *d, const struct cd_job *j)
+/* The alert update of a model answer: severity, details and aiAnalysis
+ * (acts point to *sev, *det and j->analysis; the caller deletes *sev and
+ * *det). */
+static void alert_acts(const struct cd_job *j, struct store_action acts[3], cJSON **sev,
+                       cJSON **det)
 {
-    cJSON *sev = cJSON_CreateString(j->severity), *det = cJSON_CreateString(j->narrative);
-    const struct store_action acts[3] = {
-        {.kind = STORE_ACT_SET, .attr = "severity", .value = sev},
-        {.kind = STORE_ACT_SET, .attr = "details", .value = det},
-        {.kind = STORE_ACT_SET, .attr = "aiAnalysis", .value = j->analysis},
-    };
-    const struct store_cond exists = {.kind = STORE_COND_EXISTS};
-    const char *flags[FLAGS_MAX];
-    size_t nflags = 0;
-    const cJSON *f;
-    char opid[32];
-    cJSON *log;
-    bool chain = !strcmp(j->type, "chain_gap") || !strcmp(j->type, "chain_break");
-    int rc;
+    *sev = cJSON_CreateString(j->severity);
+    *det = cJSON_CreateString(j->narrative);
+    acts[0] = (struct store_action){.kind = STORE_ACT_SET, .attr = "severity", .value = *sev};
+    acts[1] = (struct store_action){.kind = STORE_ACT_SET, .attr = "details", .value = *det};
+    acts[2] =
+        (struct store_action){.kind = STORE_ACT_SET, .attr = "aiAnalysis", .value = j->analysis};
+}
 
-    rc = store_update(d->store, j->pk, j->sk, acts, 3, &exists, NULL);
-    cJSON_Delete(sev);
-    cJSON_Delete(det);
-    if (rc == ERR_CONDITION)
-        return 0; /* the alert is gone */
-    if (rc)
-        return rc;
-    cJSON_ArrayForEach(f, j->flags)
-    {
-        flags[nflags++] = f->valuestring;
-    }
-    /* keyed by the stream record: a replay overwrites, never duplicates */
-    snprintf(opid, sizeof opid, "m%" PRIu64, j->seq);
-    log = opslog_item_new(&(struct opslog_fields){
-        .id = opid,
+/* The ops-log entry of a model answer, or NULL when it cannot be built.
+ * Keyed by the change record the job came from: a replay overwrites it,
+ * never duplicates it. */
+static cJSON *opslog_for(const struct cd_job *j)
+{
+    const struct classify_job *cj = &j->job;
+    const char *flags[CLASSIFY_JOB_FLAGS_MAX];
+    bool chain = !strcmp(cj->type, "chain_gap") || !strcmp(cj->type, "chain_break");
+
+    for (size_t i = 0; i < cj->nflags; i++)
+        flags[i] = cj->flags[i];
+    return opslog_item_new(&(struct opslog_fields){
+        .id = cj->record_id,
         .agent = chain ? "chain_analyzer" : "threat_detector",
         .trigger = chain ? "chain_event" : "scan_event",
-        .product_id = j->product_id,
-        .brand_id = j->brand_id,
+        .product_id = cj->product_id,
+        .brand_id = cj->brand_id,
         .flags = flags,
-        .nflags = nflags,
+        .nflags = cj->nflags,
         .model = j->model,
         .ai_severity = j->severity_upper,
         .ai_attack_vector = j->vector,
         .has_confidence = true,
         .ai_confidence = j->confidence,
         .latency_ms = j->latency_ms,
-        .timestamp = j->timestamp,
+        .timestamp = cj->alert_time,
     });
+}
+
+/* Stream mode: inside the flush's store batch. */
+static int write_result(struct classify_driver *d, const struct cd_job *j)
+{
+    const struct store_cond exists = {.kind = STORE_COND_EXISTS};
+    struct store_action acts[3];
+    cJSON *sev, *det, *log;
+    int rc;
+
+    alert_acts(j, acts, &sev, &det);
+    rc = store_update(d->store, j->job.alert_pk, j->job.alert_sk, acts, 3, &exists, NULL);
+    cJSON_Delete(sev);
+    cJSON_Delete(det);
+    if (rc == ERR_CONDITION)
+        return 0; /* the alert is gone */
+    if (rc)
+        return rc;
+    log = opslog_for(j);
     if (!log)
         return 0;
     rc = store_put(d->store, log, NULL);
@@ -379,6 +378,231 @@ static int flush(struct classify_driver *d, bool force_checkpoint)
     return 0;
 }
 
+/* ---- jobs mode ---------------------------------------------------------- */
+
+/* The job item's key (its alert id was checked by classify_job_parse). */
+static const char *job_pk(const struct cd_job *j, struct key *k)
+{
+    return key_classify_job_pk(k, j->job.alert_id);
+}
+
+/* Deletes the job item if the claim is still ours.  ERR_CONDITION when it
+ * is not (re-put by the detector, or taken over). */
+static int delete_mine(struct classify_driver *d, const char *pk, const char *token)
+{
+    struct store_cond mine;
+    cJSON *v;
+    int rc;
+
+    claim_cond_mine(&mine, &v, token);
+    rc = store_delete(d->store, pk, KEY_SK_CLASSIFY_JOB, &mine);
+    cJSON_Delete(v);
+    return rc;
+}
+
+/*
+ * Writes a finished job: with an answer, the alert update (if the alert
+ * still exists), the ops-log entry and the job's deletion (if the claim is
+ * still ours) in one transaction; without one (the rules stand), only the
+ * deletion.  When the claim is no longer ours the detector re-put the job
+ * for a newer state of the alert (or the claim lapsed and another process
+ * took it): nothing is written and the job is left for its next holder,
+ * so the alert is classified again from its newest state.
+ */
+static int write_job(struct classify_driver *d, const struct cd_job *j)
+{
+    struct key k;
+    const char *pk = job_pk(j, &k);
+    int rc;
+
+    if (!pk)
+        return 0; /* cannot happen: checked when parsed */
+    if (!j->write) {
+        rc = delete_mine(d, pk, j->token);
+    } else {
+        struct store_action acts[3];
+        struct store_cond mine;
+        cJSON *sev, *det, *mv, *log = opslog_for(j);
+        struct store_write w[3];
+        size_t nw = 0;
+        int failed = -1;
+
+        alert_acts(j, acts, &sev, &det);
+        claim_cond_mine(&mine, &mv, j->token);
+        w[nw++] = (struct store_write){.kind = STORE_W_UPDATE,
+                                       .pk = j->job.alert_pk,
+                                       .sk = j->job.alert_sk,
+                                       .acts = acts,
+                                       .nacts = 3,
+                                       .cond = {.kind = STORE_COND_EXISTS}};
+        if (log)
+            w[nw++] = (struct store_write){.kind = STORE_W_PUT, .item = log};
+        w[nw++] = (struct store_write){
+            .kind = STORE_W_DELETE, .pk = pk, .sk = KEY_SK_CLASSIFY_JOB, .cond = mine};
+        rc = store_transact(d->store, w, nw, &failed);
+        if (rc == ERR_CONDITION && failed == 0)
+            rc = delete_mine(d, pk, j->token); /* the alert is gone: so is the job's point */
+        else if (!rc)
+            d->st.reclassified++;
+        cJSON_Delete(sev);
+        cJSON_Delete(det);
+        cJSON_Delete(mv);
+        cJSON_Delete(log);
+    }
+    if (rc == ERR_CONDITION) {
+        d->st.superseded++;
+        rc = 0;
+    }
+    return rc;
+}
+
+/* Writes every finished job.  A store error keeps the job for the next
+ * step while its claim holds (time to retry without asking the model
+ * again); past that it is dropped and whoever claims it next asks again. */
+static int finish_jobs(struct classify_driver *d)
+{
+    struct cd_job **pp = &d->head, *j;
+    int rc;
+
+    while ((j = *pp)) {
+        if (!j->done) {
+            pp = &j->next;
+            continue;
+        }
+        rc = write_job(d, j);
+        if (rc && time_now_ms() < j->claim_until)
+            return rc;
+        if (rc)
+            log_warn("classifier: the result for alert %s was not written (%s); its claim lapsed",
+                     j->job.alert_id, err_str(rc));
+        *pp = j->next;
+        if (d->tail == j)
+            d->tail = pp == &d->head ? NULL : container_of(pp, struct cd_job, next);
+        d->njobs--;
+        job_free(j);
+    }
+    return 0;
+}
+
+/* Claims the free job `seen` (as read from GSI1) and starts its call.
+ * 0 (claimed and started, or left: another process was first, the job is
+ * gone, malformed or its alert already has a call here), ERR_THROTTLED
+ * (the model is full: the claim was given back), or a store error. */
+static int take_job(struct classify_driver *d, const cJSON *seen, int64_t now)
+{
+    const char *pk = str_attr(seen, "PK"), *sk = str_attr(seen, "SK");
+    const char *id = str_attr(seen, "alertId");
+    char token[CLAIM_TOKEN_LEN + 1];
+    cJSON *cur = NULL;
+    struct cd_job *j;
+    int rc;
+
+    if (!pk || !sk || strcmp(sk, KEY_SK_CLASSIFY_JOB) || !key_after(pk, KEY_PFX_CLASSIFY))
+        return 0; /* not a job: nothing of ours to do with it */
+    if (id && in_flight_for(d, id)) {
+        /* re-put while this process asks the model about the alert: one
+         * call per alert at a time; taken once that call is written */
+        d->st.folded++;
+        return 0;
+    }
+    rc = claim_take(d->store, pk, sk, seen, now + (int64_t)(d->claim_s * 1000.0), token);
+    if (rc == ERR_CONDITION)
+        return 0; /* another process was first, or the job is gone */
+    if (rc)
+        return rc;
+    d->st.claimed++;
+    /* The job as claimed: the index may lag the table, and a re-put it
+     * has not shown yet carries the alert's newer state. */
+    rc = store_get(d->store, pk, sk, true, &cur);
+    if (rc == ERR_NOTFOUND)
+        return 0;
+    if (rc)
+        return rc; /* the claim lapses; the job is taken again */
+    j = xcalloc(1, sizeof *j);
+    j->d = d;
+    memcpy(j->token, token, sizeof token);
+    j->claim_until = now + (int64_t)(d->claim_s * 1000.0);
+    if (classify_job_parse(cur, &j->job)) {
+        /* hostile or foreign: no retry will make it valid */
+        log_warn("classifier: a malformed classification job was dropped");
+        d->st.errors++;
+        delete_mine(d, pk, token);
+        cJSON_Delete(cur);
+        job_free(j);
+        return 0;
+    }
+    cJSON_Delete(cur);
+    rc = start_call(d, j);
+    if (rc == ERR_THROTTLED) {
+        struct store_action rel[2];
+        struct store_cond mine;
+        cJSON *v;
+        claim_release_acts(rel);
+        claim_cond_mine(&mine, &v, token);
+        store_update(d->store, pk, sk, rel, 2, &mine, NULL); /* else it lapses */
+        cJSON_Delete(v);
+        job_free(j);
+        return rc;
+    }
+    enqueue(d, j);
+    return 0;
+}
+
+/* Reads the pending partition, oldest first, and takes free jobs while
+ * calls may start. */
+static void poll_jobs(struct classify_driver *d)
+{
+    char *cursor = NULL;
+    bool more = false, stop = false;
+
+    for (int page = 0; !stop && page < POLL_PAGES_MAX; page++) {
+        struct store_query q = {.index = STORE_INDEX_GSI1,
+                                .pk = KEY_GSI1PK_CLASSIFY_PENDING,
+                                .forward = true,
+                                .limit = (int)d->batch,
+                                .start = cursor};
+        struct store_result res = {0};
+        int64_t now = time_now_ms();
+        const cJSON *it;
+        int rc = store_query(d->store, &q, &res);
+
+        free(cursor);
+        cursor = NULL;
+        if (rc) {
+            store_trouble(d, "reading classification jobs", rc);
+            return;
+        }
+        cJSON_ArrayForEach(it, res.items)
+        {
+            if (d->inflight >= d->max_inflight || d->njobs >= JOBS_MAX) {
+                more = stop = true;
+                break;
+            }
+            if (!claim_is_free(it, now))
+                continue;
+            rc = take_job(d, it, now);
+            if (rc == ERR_THROTTLED) {
+                more = stop = true;
+                break;
+            }
+            if (rc) {
+                store_trouble(d, "claiming a classification job", rc);
+                stop = true;
+                break;
+            }
+        }
+        if (res.next && !stop)
+            cursor = xstrdup(res.next);
+        store_result_free(&res);
+        if (!cursor)
+            break;
+    }
+    if (cursor)
+        more = true; /* pages left for the next step */
+    free(cursor);
+    d->more = more;
+}
+
 /* ---- steps and timers --------------------------------------------------- */
 
 static void arm_wake(struct classify_driver *d, double delay)
@@ -388,7 +612,9 @@ static void arm_wake(struct classify_driver *d, double delay)
     ev_timer_start(d->loop, &d->wake);
 }
 
-static void step(struct classify_driver *d, bool force_checkpoint)
+/* One step; timer: from the poll timer (stream mode: save the checkpoint
+ * even when nothing else is written; jobs mode: read the pending jobs). */
+static void step(struct classify_driver *d, bool timer)
 {
     int rc;
 
@@ -404,13 +630,16 @@ static void step(struct classify_driver *d, bool force_checkpoint)
         }
         d->backoff_until = 0;
     }
-    rc = flush(d, force_checkpoint);
+    rc = d->jobs_mode ? finish_jobs(d) : flush(d, timer);
     if (rc) {
         store_trouble(d, "writing classifications", rc);
         arm_wake(d, scaled(d->backoff_s));
         return;
     }
-    read_stream(d);
+    if (!d->jobs_mode)
+        read_stream(d);
+    else if (timer || d->more)
+        poll_jobs(d);
     if (d->backoff_until)
         arm_wake(d, scaled(d->backoff_s));
     else
@@ -452,11 +681,20 @@ struct classify_driver *classify_driver_new(struct store *s, struct ev_loop *loo
     d->max_inflight = cfg->max_inflight ? cfg->max_inflight : CLASSIFY_DRIVER_INFLIGHT;
     d->batch = cfg->batch ? cfg->batch : CLASSIFY_DRIVER_BATCH;
     snprintf(d->reader, sizeof d->reader, "%s", cfg->reader ? cfg->reader : CLASSIFY_DRIVER_READER);
-    rc = store_checkpoint_get(s, d->reader, &d->read_seq);
-    if (rc) {
-        snprintf(err, errlen, "classifier: cannot read the checkpoint: %s", err_str(rc));
-        free(d);
-        return NULL;
+    d->jobs_mode = cfg->jobs || !store_has_stream(s);
+    if (d->jobs_mode) {
+        /* long enough for the call and the writes after it, so that in
+         * the normal path no other process asks the model again */
+        double t = cfg->model.timeout_s > 0 ? cfg->model.timeout_s : CLASSIFY_MODEL_TIMEOUT_S;
+        d->claim_s = scaled(2.0 * t + CLAIM_MARGIN_S);
+        d->more = true; /* look at once */
+    } else {
+        rc = store_checkpoint_get(s, d->reader, &d->read_seq);
+        if (rc) {
+            snprintf(err, errlen, "classifier: cannot read the checkpoint: %s", err_str(rc));
+            free(d);
+            return NULL;
+        }
     }
     d->durable_seq = d->read_seq;
     struct classify_model_config mc = cfg->model;
@@ -488,8 +726,9 @@ void classify_driver_free(struct classify_driver *d)
     ev_timer_stop(d->loop, &d->kick);
     ev_timer_stop(d->loop, &d->wake);
     classify_model_free(d->model); /* no callbacks from here on */
-    /* with nothing unfinished, what was read is done: keep it done */
-    if (!d->head && d->read_seq > d->durable_seq && !store_batch_active(d->store))
+    /* with nothing unfinished, what was read is done: keep it done.  (Jobs
+     * mode: claims still held lapse and the jobs are taken again.) */
+    if (!d->jobs_mode && !d->head && d->read_seq > d->durable_seq && !store_batch_active(d->store))
         store_checkpoint_set(d->store, d->reader, d->read_seq);
     while (d->head) {
         struct cd_job *j = d->head;
@@ -502,7 +741,9 @@ void classify_driver_free(struct classify_driver *d)
 void classify_driver_on_commit(void *arg, uint64_t last_seq)
 {
     struct classify_driver *d = arg;
-    if (last_seq > d->read_seq)
+    /* jobs mode: the jobs come from the Streams detector, not from this
+     * process's commits */
+    if (!d->jobs_mode && last_seq > d->read_seq)
         kick(d);
 }
 

@@ -300,6 +300,16 @@ const char *key_checkpoint_pk(struct key *k, const char *reader)
     return k1(k, "CHECKPOINT#", reader);
 }
 
+const char *key_classify_job_pk(struct key *k, const char *alert_id)
+{
+    return k1(k, KEY_PFX_CLASSIFY, alert_id);
+}
+
+const char *key_classify_job_gsi1sk(struct key *k, const char *alert_time, const char *alert_id)
+{
+    return k2(k, "", alert_time, alert_id);
+}
+
 /* ---- parsers ---- */
 
 const char *key_after(const char *key, const char *prefix)
@@ -491,6 +501,7 @@ static const struct {
     {"LEASE#", 0, KF_LEASE},
     {"DELIVERY#", 0, KF_DELIVERY},
     {"CHECKPOINT#", 0, KF_CHECKPOINT},
+    {KEY_PFX_CLASSIFY, 0, KF_CLASSIFY},
 };
 
 enum key_family key_family_of(const char *pk)
@@ -535,6 +546,7 @@ const char *key_family_pattern(enum key_family f)
         [KF_LEASE] = "LEASE#<shardId>",
         [KF_DELIVERY] = "DELIVERY#<webhookId>",
         [KF_CHECKPOINT] = "CHECKPOINT#<reader>",
+        [KF_CLASSIFY] = "CLASSIFY#<alertId>",
         [KF_OTHER] = "other",
     };
 

@@ -43,6 +43,11 @@ struct key {
 /* GSI1PK of webhook deliveries still pending (sparse: removed when final);
  * GSI1SK is the delivery's sort key (key_delivery_sk). */
 #define KEY_GSI1PK_DELIVERY_PENDING "DELIVERY_PENDING"
+/* A model classification job (detect/classify_job.h): PK CLASSIFY#<alertId>,
+ * SK JOB, GSI1PK CLASSIFY_PENDING (sparse: the item is deleted when done),
+ * GSI1SK <alert time>#<alertId>. */
+#define KEY_SK_CLASSIFY_JOB         "JOB"
+#define KEY_GSI1PK_CLASSIFY_PENDING "CLASSIFY_PENDING"
 
 /* Prefixes used with begins_with. */
 #define KEY_PFX_BRAND       "BRAND#"
@@ -57,6 +62,7 @@ struct key {
 #define KEY_PFX_DELIVERY    "DELIVERY#"
 #define KEY_PFX_ALERTKEY    "ALERTKEY#"
 #define KEY_PFX_OPS_LOG_DAY "OPS_LOG#"
+#define KEY_PFX_CLASSIFY    "CLASSIFY#"
 
 /* ---- API.md schema (E1-E16) ---- */
 const char *key_brand_pk(struct key *k, const char *brand_id); /* BRAND#<id> */
@@ -122,6 +128,9 @@ const char *key_dlq_sk(struct key *k, const char *timestamp,
 const char *key_lease_pk(struct key *k, const char *shard_id); /* LEASE#<shardId> / META */
 const char *key_checkpoint_pk(struct key *k,
                               const char *reader); /* CHECKPOINT#<reader> / <shardId> */
+const char *key_classify_job_pk(struct key *k, const char *alert_id); /* CLASSIFY#<alertId> */
+const char *key_classify_job_gsi1sk(struct key *k, const char *alert_time,
+                                    const char *alert_id); /* <alert time>#<alertId> */
 
 /* ---- parsers ---- */
 /* Returns the text after prefix when key starts with it, else NULL. */
@@ -162,6 +171,7 @@ enum key_family {
     KF_LEASE,
     KF_DELIVERY,
     KF_CHECKPOINT,
+    KF_CLASSIFY, /* CLASSIFY#<alertId> */
     KF_OTHER,
     KF_COUNT
 };

@@ -410,7 +410,7 @@ static bool transient(int rc)
 static bool any_wanted(const struct ddbs_record *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (det_record_wanted(&recs[i].r))
+        if (det_record_wanted(&recs[i].r) || ddbd_jobs_wanted(&recs[i]))
             return true;
     return false;
 }
@@ -464,9 +464,10 @@ static int run_shard(struct ddb_detector *d, struct shard_run *r, size_t *proces
     }
     t.finished = next == NULL;
     if (!t.finished && !any_wanted(recs, n)) {
-        /* Nothing to check (e.g. the detector's own writes): move on
-         * without a checkpoint write, which would itself be a stream
-         * record.  A restart re-reads these and ignores them again. */
+        /* Nothing to check and no work to hand out (e.g. the detector's
+         * own job items and checkpoints): move on without a checkpoint
+         * write, which would itself be a stream record.  A restart
+         * re-reads these and ignores them again. */
         counts.ignored = n;
     } else {
         rc = ddbd_apply(&pc, &t, recs, n, &counts, &ntx);

@@ -7,6 +7,14 @@
 #include "detect/classify_job.h"
 #include "detect/webhook_fanout.h"
 
+bool ddbd_jobs_wanted(const struct ddbs_record *r)
+{
+    /* an alert update may be a delivery without being a classification
+     * candidate (a recall, the model's own update) */
+    return classify_job_candidate(&r->r) ||
+           store_stream_match(webhook_fanout_filter(), r->r.kind, r->r.pk, r->r.sk);
+}
+
 int ddbd_jobs_collect(const struct det_proc_cfg *pc, const struct ddbs_record *recs, size_t n,
                       struct wset *ws)
 {

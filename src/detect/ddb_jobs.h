@@ -16,11 +16,17 @@
 #ifndef GP_DETECT_DDB_JOBS_H
 #define GP_DETECT_DDB_JOBS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "detect/process.h"
 #include "detect/wset.h"
 #include "store/ddb_streams.h"
+
+/* True when r leaves work for the API processes: a batch holding only
+ * such records (and no record the detector itself checks) must still be
+ * applied, not skipped. */
+bool ddbd_jobs_wanted(const struct ddbs_record *r);
 
 /* Adds the work items of recs[0..n) to ws (WSET_FREE units). */
 int ddbd_jobs_collect(const struct det_proc_cfg *pc, const struct ddbs_record *recs, size_t n,

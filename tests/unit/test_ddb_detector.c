@@ -4,9 +4,12 @@
  * DynamoDB needed): the detector scenarios give the same alerts as the
  * embedded detector; a crash between any two transactions of a batch
  * followed by a replay from the checkpoint changes no count; a worker
- * whose lease was taken over cannot move the checkpoint.
+ * whose lease was taken over cannot move the checkpoint; the detector's
+ * own alert writes become one model classification job per alert.
  */
 #include "test_ddb_fixture.h"
+
+#include "detect/ddb_jobs.h"
 
 #define BRAND   "b-0001"
 #define T0      "2026-06-20T10:00:00.000Z"
@@ -124,6 +127,85 @@ static void t_crash_between_groups(void **state)
         check_results(f, recs[n - 1].seq);
         ddbs_records_free(recs, n);
     }
+}
+
+/* Pending classification jobs, by alert id. */
+static cJSON *pending_jobs(struct fx *f)
+{
+    return fx_query_all(f, STORE_INDEX_GSI1, KEY_GSI1PK_CLASSIFY_PENDING, STORE_SK_ANY, NULL);
+}
+
+/* The detector sees its own alert writes in later batches and turns each
+ * alert into one classification job (detect/classify_job.h); a replay
+ * rewrites the same items; the batches holding only its job items and
+ * checkpoints are left alone. */
+static void t_classify_jobs(void **state)
+{
+    struct fx *f = *state;
+    struct ddbs_record *recs, *all, *tail;
+    size_t n, nall, ntail, wanted = 0;
+    cJSON *jobs, *again, *alerts;
+    const cJSON *a;
+
+    /* the jobs' ttl counts from the batch's time: the store must share
+     * that clock for them to be alive */
+    store_set_clock(f->s, fx_clock, NULL);
+    write_scenario(f);
+    recs = fxd_records(f, SHARD, &n);
+    for (size_t i = 0; i < n; i++)
+        assert_false(ddbd_jobs_wanted(&recs[i])); /* scans and products: no job */
+    assert_int_equal(fxd_apply_all(f, false, SHARD, recs, n, 100, NULL, NULL, NULL), 0);
+    jobs = pending_jobs(f);
+    assert_int_equal(cJSON_GetArraySize(jobs), 0);
+    cJSON_Delete(jobs);
+
+    /* the next batches: the detector's own writes */
+    all = fxd_records(f, SHARD, &nall);
+    assert_true(nall > n);
+    for (size_t i = n; i < nall; i++)
+        wanted += ddbd_jobs_wanted(&all[i]);
+    assert_true(wanted >= NPROD + 1); /* every alert written, some more than once */
+    assert_int_equal(fxd_apply_all(f, false, SHARD, all + n, nall - n, 50, NULL, NULL, NULL), 0);
+    jobs = pending_jobs(f);
+    assert_int_equal(cJSON_GetArraySize(jobs), NPROD + 1); /* one per alert */
+    alerts = fx_alerts(f, BRAND);
+    cJSON_ArrayForEach(a, alerts)
+    {
+        struct key k;
+        const cJSON *j = fx_find(jobs, "alertId", fx_str(a, "alertId"));
+        assert_non_null(j);
+        assert_string_equal(fx_str(j, "PK"), key_classify_job_pk(&k, fx_str(a, "alertId")));
+        assert_string_equal(fx_str(j, "alertPK"), fx_str(a, "PK"));
+        assert_string_equal(fx_str(j, "alertSK"), fx_str(a, "SK"));
+        /* the alert's newest state (the burst alert was updated twice) */
+        assert_string_equal(fx_str(j, "details"), fx_str(a, "details"));
+        assert_string_equal(fx_str(j, "claimToken"), "");
+    }
+    cJSON_Delete(alerts);
+    /* a replay of those batches writes the same items */
+    assert_int_equal(fxd_apply_all(f, false, SHARD, all + n, nall - n, 50, NULL, NULL, NULL), 0);
+    again = pending_jobs(f);
+    assert_int_equal(cJSON_GetArraySize(again), NPROD + 1);
+    cJSON_ArrayForEach(a, jobs)
+    {
+        const cJSON *b = fx_find(again, "PK", fx_str(a, "PK"));
+        assert_non_null(b);
+        assert_string_equal(fx_str(b, "recordId"), fx_str(a, "recordId"));
+        assert_string_equal(fx_str(b, "GSI1SK"), fx_str(a, "GSI1SK"));
+    }
+    cJSON_Delete(again);
+    cJSON_Delete(jobs);
+
+    /* what follows (job items, checkpoints) is neither checked nor work */
+    tail = fxd_records(f, SHARD, &ntail);
+    assert_true(ntail > nall);
+    for (size_t i = nall; i < ntail; i++) {
+        assert_false(det_record_wanted(&tail[i].r));
+        assert_false(ddbd_jobs_wanted(&tail[i]));
+    }
+    ddbs_records_free(tail, ntail);
+    ddbs_records_free(all, nall);
+    ddbs_records_free(recs, n);
 }
 
 static void t_leases(void **state)
@@ -278,6 +360,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_scenario_matches, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_crash_between_groups, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_classify_jobs, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_leases, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_workers, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_takeover, fx_setup, fx_teardown),

@@ -66,6 +66,16 @@ static void test_project_builders(void **state)
     assert_string_equal(key_dlq_sk(&k, TS, UINT64_MAX), TS "#18446744073709551615");
     assert_string_equal(key_lease_pk(&k, "shard-0"), "LEASE#shard-0");
     assert_string_equal(key_checkpoint_pk(&k, "detector"), "CHECKPOINT#detector");
+    assert_string_equal(key_classify_job_pk(&k, "a1b2"), "CLASSIFY#a1b2");
+    assert_string_equal(key_classify_job_gsi1sk(&k, TS, "a1b2"), TS "#a1b2");
+    assert_string_equal(KEY_SK_CLASSIFY_JOB, "JOB");
+    assert_string_equal(KEY_GSI1PK_CLASSIFY_PENDING, "CLASSIFY_PENDING");
+    /* an id or time with '#' could alias another job's key */
+    assert_null(key_classify_job_pk(&k, "a#b"));
+    assert_null(key_classify_job_pk(&k, ""));
+    assert_null(key_classify_job_gsi1sk(&k, TS, "a#b"));
+    assert_null(key_classify_job_gsi1sk(&k, "", "a1"));
+    assert_null(key_classify_job_gsi1sk(&k, NULL, "a1"));
 }
 
 static void test_rejects(void **state)
@@ -227,6 +237,8 @@ static void test_families(void **state)
     assert_int_equal(key_family_of(key_lease_pk(&k, "s")), KF_LEASE);
     assert_int_equal(key_family_of(key_delivery_pk(&k, "w")), KF_DELIVERY);
     assert_int_equal(key_family_of(key_checkpoint_pk(&k, "r")), KF_CHECKPOINT);
+    assert_int_equal(key_family_of(key_classify_job_pk(&k, "a")), KF_CLASSIFY);
+    assert_int_equal(key_family_of("CLASSIFY#"), KF_OTHER);
     assert_int_equal(key_family_of("NOPE#1"), KF_OTHER);
     assert_int_equal(key_family_of("PRODUCT#"), KF_OTHER);
     assert_int_equal(key_family_of("BRAND_INDEXX"), KF_OTHER);
@@ -238,6 +250,7 @@ static void test_families(void **state)
         assert_true(strlen(p) > 0);
     }
     assert_string_equal(key_family_pattern(KF_THREAT), "THREAT#<brand>#<YYYY-MM>");
+    assert_string_equal(key_family_pattern(KF_CLASSIFY), "CLASSIFY#<alertId>");
     assert_string_equal(key_family_pattern(KF_COUNT), "other");
 }
 
