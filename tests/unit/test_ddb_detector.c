@@ -9,6 +9,7 @@
  */
 #include "test_ddb_fixture.h"
 
+#include "detect/classify_job.h"
 #include "detect/ddb_jobs.h"
 
 #define BRAND   "b-0001"
@@ -152,8 +153,13 @@ static void t_classify_jobs(void **state)
     store_set_clock(f->s, fx_clock, NULL);
     write_scenario(f);
     recs = fxd_records(f, SHARD, &n);
-    for (size_t i = 0; i < n; i++)
-        assert_false(ddbd_jobs_wanted(&recs[i])); /* scans and products: no job */
+    for (size_t i = 0; i < n; i++) {
+        /* scans and products: no job (a scan is still wanted, for the
+         * checks and as a possible webhook delivery) */
+        assert_false(classify_job_candidate(&recs[i].r));
+        if (!det_record_wanted(&recs[i].r))
+            assert_false(ddbd_jobs_wanted(&recs[i]));
+    }
     assert_int_equal(fxd_apply_all(f, false, SHARD, recs, n, 100, NULL, NULL, NULL), 0);
     jobs = pending_jobs(f);
     assert_int_equal(cJSON_GetArraySize(jobs), 0);
