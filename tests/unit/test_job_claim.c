@@ -50,15 +50,9 @@ static cJSON *get_job(struct store *s, const char *sk)
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof *f);
-    struct store_options o = {.durability = STORE_DURABILITY_NORMAL};
-    char err[256];
 
-    snprintf(f->dir, sizeof f->dir, "/tmp/gp-test-claim.XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/db", f->dir);
-    o.path = f->path;
-    f->s = store_open_sqlite(&o, err, sizeof err);
-    assert_non_null(f->s);
+    ut_db_dir("claim", f->dir, f->path);
+    f->s = ut_sqlite_open(f->path);
     *state = f;
     return 0;
 }

@@ -9,4 +9,14 @@
  * removed. */
 int ut_rmtree(const char *dir);
 
+struct store;
+
+/* A fresh temporary directory /tmp/gp-test-<tag>.XXXXXX in dir (64
+ * bytes) and the path of a database file in it in path (128 bytes);
+ * fails the test when the directory cannot be made. */
+void ut_db_dir(const char *tag, char dir[64], char path[128]);
+/* A SQLite store on path at normal durability; fails the test when it
+ * cannot be opened. */
+struct store *ut_sqlite_open(const char *path);
+
 #endif
