@@ -4,7 +4,8 @@
 //   node webhook_receiver.js PORT_FILE LOG_FILE [FAIL_FIRST [PORT]]
 //
 // Listens on 127.0.0.1 (PORT, default an ephemeral one; written to PORT_FILE), appends one
-// JSON line per request to LOG_FILE: {"method","path","headers","body","status"}.
+// JSON line per request to LOG_FILE: {"method","path","headers","body","status","receivedAt"}
+// (receivedAt: epoch ms, for bench/webhook_bench.sh).
 // Answers 500 to the first FAIL_FIRST requests (default 0) and 200 after;
 // any path starting with /always500 always gets 500, /slow waits 10 s.
 'use strict';
@@ -32,6 +33,7 @@ const server = http.createServer((req, res) => {
             headers: req.headers,
             body: Buffer.concat(chunks).toString('utf8'),
             status,
+            receivedAt: Date.now(),
         };
         fs.appendFileSync(logFile, JSON.stringify(rec) + '\n');
         const answer = () => {
