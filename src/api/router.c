@@ -13,12 +13,10 @@
 #include <string.h>
 
 static const struct api_route *const route_tables[] = {
-    api_health_routes, api_brands_routes,  api_products_routes,
-    api_scans_routes,  api_threats_routes, api_ops_routes,
-    api_admin_routes,  api_stream_routes,  api_webhooks_routes,
-    api_catalog_routes, api_platform_routes, api_stripe_routes,
-    api_ingest_routes, api_integrations_routes,
-    api_exports_routes,
+    api_health_routes,   api_brands_routes,       api_products_routes, api_scans_routes,
+    api_threats_routes,  api_ops_routes,          api_admin_routes,    api_stream_routes,
+    api_webhooks_routes, api_catalog_routes,      api_platform_routes, api_stripe_routes,
+    api_ingest_routes,   api_integrations_routes, api_exports_routes,
 };
 
 #define NTABLES (sizeof route_tables / sizeof route_tables[0])

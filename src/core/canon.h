@@ -53,8 +53,7 @@ int canon_product_text(struct buf *b, const char *product_id, const char *brand_
  * The canonical text hashed for a provenance event (API.md §3.5): keys
  * productId, type, actor, timestamp, data, previousHash; data NULL -> {}.
  */
-int canon_event_text(struct buf *b, const char *product_id, const char *type,
-                     const char *actor, const char *timestamp, const cJSON *data,
-                     const char *previous_hash);
+int canon_event_text(struct buf *b, const char *product_id, const char *type, const char *actor,
+                     const char *timestamp, const cJSON *data, const char *previous_hash);
 
 #endif

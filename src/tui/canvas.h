@@ -31,32 +31,47 @@
 #define CANVAS_A_UNDER   0x04u
 
 struct cell {
-    uint32_t ch;   /* code point, ' ' when blank */
-    uint8_t elem;  /* enum theme_elem */
-    uint8_t attr;  /* CANVAS_A_* */
+    uint32_t ch;  /* code point, ' ' when blank */
+    uint8_t elem; /* enum theme_elem */
+    uint8_t attr; /* CANVAS_A_* */
 };
 
 struct canvas {
     int w, h;
-    bool ascii;          /* ASCII twins of every glyph, '?' for other text */
-    struct cell *cells;  /* w*h, row-major */
+    bool ascii;         /* ASCII twins of every glyph, '?' for other text */
+    struct cell *cells; /* w*h, row-major */
 };
 
 enum glyph {
-    G_HLINE, G_VLINE, G_TL, G_TR, G_BL, G_BR, G_TEE_L, G_TEE_R, G_TEE_T, G_TEE_B, G_CROSS,
-    G_SEP,        /* │ in the tab bar */
-    G_DOT_LIVE,   /* ● */
-    G_DOT_RETRY,  /* ◐ */
-    G_DOT_DOWN,   /* ○ */
-    G_BACKFILL,   /* ↺ */
-    G_UNSEEN,     /* • */
-    G_CHAIN_OK,   /* │ */
+    G_HLINE,
+    G_VLINE,
+    G_TL,
+    G_TR,
+    G_BL,
+    G_BR,
+    G_TEE_L,
+    G_TEE_R,
+    G_TEE_T,
+    G_TEE_B,
+    G_CROSS,
+    G_SEP,          /* │ in the tab bar */
+    G_DOT_LIVE,     /* ● */
+    G_DOT_RETRY,    /* ◐ */
+    G_DOT_DOWN,     /* ○ */
+    G_BACKFILL,     /* ↺ */
+    G_UNSEEN,       /* • */
+    G_CHAIN_OK,     /* │ */
     G_CHAIN_BROKEN, /* ╳ */
-    G_SHADE0, G_SHADE1, G_SHADE2, G_SHADE3, G_SHADE4, /* ' ' ░ ▒ ▓ █ */
-    G_BAR_FULL,   /* █ (bar charts) */
-    G_ELLIPSIS,   /* … */
-    G_ARROW_UP, G_ARROW_DOWN,
-    G_BLOCK,      /* █ for the 3x5 big font (ASCII '#') */
+    G_SHADE0,
+    G_SHADE1,
+    G_SHADE2,
+    G_SHADE3,
+    G_SHADE4,   /* ' ' ░ ▒ ▓ █ */
+    G_BAR_FULL, /* █ (bar charts) */
+    G_ELLIPSIS, /* … */
+    G_ARROW_UP,
+    G_ARROW_DOWN,
+    G_BLOCK, /* █ for the 3x5 big font (ASCII '#') */
     G_COUNT
 };
 
@@ -98,7 +113,8 @@ void canvas_style(struct canvas *c, int x, int y, int w, int h, enum theme_elem 
 /* A box border (w, h >= 2) in element e. */
 void canvas_box(struct canvas *c, int x, int y, int w, int h, enum theme_elem e);
 /* A horizontal bar of value/max over width columns (G_BAR_FULL). */
-void canvas_bar(struct canvas *c, int x, int y, int width, double value, double max, enum theme_elem e);
+void canvas_bar(struct canvas *c, int x, int y, int width, double value, double max,
+                enum theme_elem e);
 /* Digits/letters in the 3x5 block font (kiosk large text); returns the
  * columns used (4 per character with its gap).  Characters without a
  * glyph in the font are drawn as blank. */

@@ -21,7 +21,7 @@ struct cJSON;
 
 #define MODEL_RING       10000 /* threats kept */
 #define MODEL_BRANDS_MAX 64
-#define MODEL_FLASH_MS   2000  /* new-row flash, before time scaling */
+#define MODEL_FLASH_MS   2000 /* new-row flash, before time scaling */
 
 enum sev { SEV_LOW = 0, SEV_MEDIUM, SEV_HIGH, SEV_CRITICAL };
 
@@ -33,17 +33,17 @@ enum sev { SEV_LOW = 0, SEV_MEDIUM, SEV_HIGH, SEV_CRITICAL };
 
 struct threat_row {
     char alert_id[64];
-    uint16_t brand;      /* index into the model's brands */
-    int64_t ts_ms;       /* alert timestamp (ms since epoch) */
-    int64_t arrived_ms;  /* when this row was inserted or last updated (flash) */
+    uint16_t brand;     /* index into the model's brands */
+    int64_t ts_ms;      /* alert timestamp (ms since epoch) */
+    int64_t arrived_ms; /* when this row was inserted or last updated (flash) */
     enum sev sev;
-    uint8_t flags;       /* ROW_* */
+    uint8_t flags; /* ROW_* */
     char type[40];
     char product_id[64];
-    char product[64];    /* name when known, else the id */
-    char location[64];   /* "city, CC" or CC or "" */
-    char details[240];   /* one line: details text or a summary of a details object */
-    char *raw;           /* the whole alert JSON (malloc'd), for the detail pane */
+    char product[64];  /* name when known, else the id */
+    char location[64]; /* "city, CC" or CC or "" */
+    char details[240]; /* one line: details text or a summary of a details object */
+    char *raw;         /* the whole alert JSON (malloc'd), for the detail pane */
 };
 
 struct model;
@@ -79,8 +79,8 @@ int model_reconcile(struct model *m, size_t b, const char *json, size_t len, int
  * keep the previous data and record the error.  The body is parsed and
  * kept (cJSON) for the views.  latency_ms is recorded (Health, Ops).
  */
-void model_reply(struct model *m, enum poll_kind k, size_t b, int status, const char *body, size_t len,
-                 double latency_ms, int64_t now_ms);
+void model_reply(struct model *m, enum poll_kind k, size_t b, int status, const char *body,
+                 size_t len, double latency_ms, int64_t now_ms);
 
 /* What a view needs to know about one poll result. */
 enum data_state { DATA_NONE = 0, DATA_OK, DATA_DENIED, DATA_ERROR, DATA_UNSUPPORTED };
@@ -100,14 +100,14 @@ size_t model_threat_count(const struct model *m);
 const struct threat_row *model_threat_at(const struct model *m, size_t i);
 
 struct feed_state {
-    bool follow;          /* selection tracks the newest row */
-    bool frozen;          /* Space: the visible list does not change */
-    unsigned long pending;/* rows arrived while frozen or not following (+N) */
-    size_t sel;           /* index of the selected row among visible rows */
-    char filter[128];     /* substring, case-insensitive; "" none */
-    bool invert;          /* '!' prefix */
-    enum sev floor;       /* rows below are hidden */
-    int brand_only;       /* -1 all brands, else only this brand */
+    bool follow;           /* selection tracks the newest row */
+    bool frozen;           /* Space: the visible list does not change */
+    unsigned long pending; /* rows arrived while frozen or not following (+N) */
+    size_t sel;            /* index of the selected row among visible rows */
+    char filter[128];      /* substring, case-insensitive; "" none */
+    bool invert;           /* '!' prefix */
+    enum sev floor;        /* rows below are hidden */
+    int brand_only;        /* -1 all brands, else only this brand */
 };
 struct feed_state *model_feed(struct model *m);
 const struct feed_state *model_feed_c(const struct model *m);

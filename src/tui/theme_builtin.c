@@ -103,8 +103,7 @@ const char theme_builtin_default_dark[] =
     "heat.3 = bold\n"
     "heat.4 = reverse\n"
     "chain.ok = none\n"
-    "chain.broken = reverse+bold\n"
-    ;
+    "chain.broken = reverse+bold\n";
 
 const char theme_builtin_mono[] =
     "; GenuProof dashboard theme: attributes only, no colour (NO_COLOR, --color=never).\n"
@@ -191,6 +190,4 @@ const char theme_builtin_mono[] =
     "heat.3 = bold\n"
     "heat.4 = reverse\n"
     "chain.ok = none\n"
-    "chain.broken = reverse+bold\n"
-    ;
-
+    "chain.broken = reverse+bold\n";

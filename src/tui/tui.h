@@ -19,22 +19,22 @@ enum tui_bell { TUI_BELL_OFF = 0, TUI_BELL_CRITICAL, TUI_BELL_HIGH };
 #define TUI_BRANDS_MAX 64
 
 struct tui_config {
-    const char *url;      /* base URL; default http://127.0.0.1:8080 */
-    const char *api_key;  /* NULL: none */
+    const char *url;     /* base URL; default http://127.0.0.1:8080 */
+    const char *api_key; /* NULL: none */
     const char *brands[TUI_BRANDS_MAX];
     size_t nbrands;
-    bool all_brands;      /* --all-brands (admin key: /api/brands/list) */
-    const char *theme;    /* name or NULL (default-dark; kiosk: kiosk-hc) */
+    bool all_brands;   /* --all-brands (admin key: /api/brands/list) */
+    const char *theme; /* name or NULL (default-dark; kiosk: kiosk-hc) */
     const char *theme_dir;
     enum tui_color color;
     bool ascii, tz_local, readonly, kiosk, mouse, plain, shift;
-    double rotate_s;      /* kiosk rotation period (20) */
-    const char *views;    /* kiosk rotation list (overview,feed,map,ops) */
+    double rotate_s;   /* kiosk rotation period (20) */
+    const char *views; /* kiosk rotation list (overview,feed,map,ops) */
     enum tui_bell bell;
     const char *takeover; /* severity that takes over in kiosk ("critical") */
     const char *record_path, *replay_path;
-    double speed;         /* replay speed */
-    int ops_days;         /* 7 */
+    double speed;          /* replay speed */
+    int ops_days;          /* 7 */
     const char *demo_note; /* demo: a line for the status/help ("demo: simulator at N/s") or NULL */
 };
 

@@ -19,7 +19,10 @@ struct buf {
     size_t max; /* hard cap on len; 0 means "no cap" (internal use only) */
 };
 
-#define BUF_INIT(maxlen) {NULL, 0, 0, (maxlen)}
+#define BUF_INIT(maxlen)                                                                           \
+    {                                                                                              \
+        NULL, 0, 0, (maxlen)                                                                       \
+    }
 
 void buf_init(struct buf *b, size_t max);
 void buf_free(struct buf *b);

@@ -86,9 +86,9 @@ void log_msg(enum log_level lvl, const char *extra, const char *fmt, ...)
     int n = snprintf(line, sizeof line,
                      "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\","
                      "\"msg\":\"%s\"%s%s}",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, level_names[lvl], emsg,
-                     extra && *extra ? "," : "", extra ? extra : "");
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     ts.tv_nsec / 1000000, level_names[lvl], emsg, extra && *extra ? "," : "",
+                     extra ? extra : "");
     if (n < 0)
         return;
     if ((size_t)n >= sizeof line)

@@ -22,8 +22,8 @@ void log_msg(enum log_level lvl, const char *extra, const char *fmt, ...)
 void log_line(const char *json_object, size_t len);
 
 #define log_debug(...) log_msg(LOG_DEBUG, NULL, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO, NULL, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_WARN, NULL, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO, NULL, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, NULL, __VA_ARGS__)
 #define log_error(...) log_msg(LOG_ERROR, NULL, __VA_ARGS__)
 
 #endif

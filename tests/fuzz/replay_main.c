@@ -51,8 +51,8 @@ static void run_file(const char *path)
 
 int main(int argc, char **argv)
 {
-    static const char *edge[] = {"", "\0", "{", "[", "\"", "\xff\xfe", "{\"a\":1e999}",
-                                 "GET / HTTP/1.1\r\n\r\n"};
+    static const char *edge[] = {
+        "", "\0", "{", "[", "\"", "\xff\xfe", "{\"a\":1e999}", "GET / HTTP/1.1\r\n\r\n"};
     for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
         run_buf("built-in edge input", (const uint8_t *)edge[i], strlen(edge[i]));
     for (int a = 1; a < argc; a++) {
