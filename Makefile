@@ -21,7 +21,7 @@ DEB_PKGS := build-essential pkg-config libev-dev libcjson-dev libsqlite3-dev \
 	libhttp-parser-dev libssl-dev libcurl4-openssl-dev libncurses-dev \
 	libqrencode-dev libpng-dev libcairo2-dev fonts-dejavu-core libmaxminddb-dev \
 	libcmocka-dev zbar-tools curl jq tmux sqlite3 clang libclang-rt-14-dev \
-	openssl perl python3 openjdk-17-jre-headless libjemalloc-dev
+	openssl perl python3 openjdk-17-jre-headless libjemalloc-dev clang-format
 # Only when no node/npm is on PATH (the machine's own Node is preferred).
 NODE_PKGS := nodejs npm
 BENCH_PKGS := wrk nginx-light hyperfine
