@@ -747,6 +747,14 @@ void classify_driver_on_commit(void *arg, uint64_t last_seq)
         kick(d);
 }
 
+void classify_driver_poke(struct classify_driver *d)
+{
+    if (d && d->jobs_mode) {
+        d->more = true;
+        kick(d);
+    }
+}
+
 void classify_driver_get_stats(const struct classify_driver *d, struct classify_driver_stats *out)
 {
     *out = d->st;

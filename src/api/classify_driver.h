@@ -85,6 +85,10 @@ struct classify_driver *classify_driver_new(struct store *s, struct ev_loop *loo
 void classify_driver_free(struct classify_driver *d);
 /* An app_commit_listener (arg = the driver): only schedules work. */
 void classify_driver_on_commit(void *arg, uint64_t last_seq);
+/* Jobs mode: look at the pending jobs now rather than at the next poll
+ * (this process's Streams detector just wrote some).  NULL ok; nothing
+ * in stream mode. */
+void classify_driver_poke(struct classify_driver *d);
 void classify_driver_get_stats(const struct classify_driver *d, struct classify_driver_stats *out);
 
 #endif

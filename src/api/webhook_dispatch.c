@@ -1128,6 +1128,14 @@ void webhook_dispatch_on_commit(void *arg, uint64_t last_seq)
         kick(d);
 }
 
+void webhook_dispatch_poke(struct webhook_dispatch *d)
+{
+    if (d && d->claim) {
+        d->poll_due = true;
+        kick(d);
+    }
+}
+
 void webhook_dispatch_get_stats(const struct webhook_dispatch *d,
                                 struct webhook_dispatch_stats *out)
 {

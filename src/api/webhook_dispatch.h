@@ -122,6 +122,10 @@ void webhook_dispatch_free(struct webhook_dispatch *d);
  * (nothing in claim mode, where this process's commits create no
  * deliveries). */
 void webhook_dispatch_on_commit(void *arg, uint64_t last_seq);
+/* Claim mode: look at the pending deliveries now rather than at the next
+ * poll (this process's Streams detector just wrote some).  NULL ok;
+ * nothing in stream mode. */
+void webhook_dispatch_poke(struct webhook_dispatch *d);
 void webhook_dispatch_get_stats(const struct webhook_dispatch *d,
                                 struct webhook_dispatch_stats *out);
 

@@ -202,6 +202,15 @@ static void tail_cb(struct ev_loop *loop, ev_timer *w, int revents)
         classify_driver_on_commit(b->classifier, head);
 }
 
+/* DynamoDB: this process's Streams detector committed work items; its
+ * own takers look at once (the other processes find them by polling). */
+static void work_cb(void *arg)
+{
+    struct backend *b = arg;
+    webhook_dispatch_poke(b->webhooks);
+    classify_driver_poke(b->classifier);
+}
+
 /* Webhook deliveries and the model classifier: on SQLite readers of the
  * change stream (worker 0 only); on DynamoDB takers of the work items
  * the Streams detector writes (every process). */
@@ -298,7 +307,9 @@ static int start_services(struct backend *b, const struct opt_values *o,
                                              .table = opt_str(o, "table"),
                                              .batch_size = (size_t)opt_int(o, "detector-batch"),
                                              .fold_scan_counts =
-                                                 store_counters_by_detector(b->store)};
+                                                 store_counters_by_detector(b->store),
+                                             .on_work = work_cb,
+                                             .on_work_arg = b};
             b->ddb_det = ddb_detector_new(&dc, err, sizeof err);
             if (!b->ddb_det || ddb_detector_start(b->ddb_det, b->loop)) {
                 log_error("Streams detector: %s", b->ddb_det ? "cannot start" : err);

@@ -141,15 +141,18 @@ int ddbd_apply(const struct det_proc_cfg *pc, const struct ddbd_target *t,
     struct det_proc *p = det_proc_new(pc);
     struct wset *ws = wset_new();
     struct wset_plan plan = {0};
-    size_t done = 0;
+    size_t done = 0, before = 0, work = 0;
     int rc = p ? 0 : ERR_NOMEM;
 
     for (size_t i = 0; !rc && i < n; i++)
         rc = det_proc_add_at(p, &recs[i].r, recs[i].pos);
     if (!rc)
         rc = det_proc_collect(p, ws);
-    if (!rc && !pc->state_only)
+    if (!rc && !pc->state_only) {
+        before = wset_count(ws);
         rc = ddbd_jobs_collect(pc, recs, n, ws);
+        work = wset_count(ws) - before;
+    }
     if (!rc)
         rc = add_checkpoint(ws, pc, t, n ? recs[n - 1].seq : t->prev_seq);
     if (!rc)
@@ -169,8 +172,10 @@ int ddbd_apply(const struct det_proc_cfg *pc, const struct ddbd_target *t,
             log_debug("ddb detector: write %d of group %zu failed its condition (%s/%s)", failed, g,
                       w[failed].item ? "put" : w[failed].pk, w[failed].sk ? w[failed].sk : "");
     }
-    if (!rc && counts)
+    if (!rc && counts) {
         det_proc_get_counts(p, counts);
+        counts->work = work;
+    }
     if (ntx)
         *ntx = done;
     wset_plan_free(&plan);
@@ -397,7 +402,11 @@ static void account(struct ddb_detector *d, const struct det_proc_counts *c, siz
     d->st.alerts_created += c->alerts_created;
     d->st.alerts_updated += c->alerts_updated;
     d->st.opslog += c->opslog;
+    d->st.work_items += c->work;
     d->st.transactions += ntx;
+    /* wake this process's own takers: the items are committed */
+    if (c->work && d->cfg.on_work)
+        d->cfg.on_work(d->cfg.on_work_arg);
 }
 
 /* Errors that say "try later" (or "re-read"), not "this record is bad". */

@@ -74,6 +74,13 @@ struct ddb_detector_config {
      * store_counters_by_detector(): the request path then does not
      * count scans. */
     bool fold_scan_counts;
+    /* Optional: called after a batch committed work items for the API
+     * processes (webhook deliveries, classification jobs), so that the
+     * takers of the same process look at once instead of at their next
+     * poll (serve's in-process detector).  Other processes still find
+     * the items by polling. */
+    void (*on_work)(void *arg);
+    void *on_work_arg;
     /* Wall clock (lease expiry, alert times); NULL -> time_now_ms(). */
     int64_t (*clock_ms)(void *arg);
     void *clock_arg;
@@ -82,6 +89,7 @@ struct ddb_detector_config {
 struct ddb_detector_stats {
     uint64_t batches, records, scans, events, replayed, parked;
     uint64_t alerts_created, alerts_updated, opslog;
+    uint64_t work_items;   /* deliveries and classification jobs written */
     uint64_t transactions; /* TransactWriteItems committed */
     uint64_t errors;
     uint64_t leases_taken, leases_lost;

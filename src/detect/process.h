@@ -72,6 +72,7 @@ struct det_proc_counts {
     size_t alerts_created, alerts_updated, opslog;
     size_t brands;   /* STATS items updated */
     size_t replayed; /* records whose effects the product's state already holds (collect mode) */
+    size_t work;     /* DynamoDB: work items for the API processes (detect/ddb_jobs.h) */
 };
 
 /* A new, empty batch.  cfg is copied (its strings are borrowed). */

@@ -11,6 +11,8 @@
 
 #include <pthread.h>
 
+#include "core/keys.h"
+#include "core/webhook.h"
 #include "detect/ddb_detector.h"
 #include "mini_httpd.h"
 #include "util/timescale.h"
@@ -143,6 +145,12 @@ static void handler(void *arg, const struct mini_req *req, int fd)
     reply_json(fd, out);
 }
 
+/* The detector's wake-up of this process's work-item takers. */
+static void count_work(void *arg)
+{
+    (*(int *)arg)++;
+}
+
 static void t_loop(void **state)
 {
     struct fx f;
@@ -152,13 +160,20 @@ static void t_loop(void **state)
     struct ddb_detector_stats st;
     char url[64], err[256], seq[DDBS_SEQ_MAX + 1];
     bool fin, found;
-    cJSON *alerts;
-    int rounds;
+    cJSON *alerts, *pending;
+    int rounds, woken = 0;
     (void)state;
 
     fx_open(&f);
     fx_product(&f, "p1", BRAND, "2026-06-01T00:00:00.000Z");
     fx_product(&f, "p2", BRAND, "2026-06-01T00:00:00.000Z");
+    /* a scan webhook of the brand: every scan read leaves a delivery */
+    fx_put(&f, webhook_item_new(&(struct webhook_fields){.id = "w-1",
+                                                         .brand_id = BRAND,
+                                                         .url = "https://example.com/hook",
+                                                         .events = WEBHOOK_EV_SCAN,
+                                                         .created_at = "2020-01-01T00:00:00.000Z",
+                                                         .secret = "whsec_test"}));
     setenv("AWS_ACCESS_KEY_ID", "test", 1);
     setenv("AWS_SECRET_ACCESS_KEY", "test", 1);
     setenv("AWS_REGION", "us-east-1", 1);
@@ -166,8 +181,13 @@ static void t_loop(void **state)
     assert_non_null(srv);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", mini_httpd_port(srv));
 
-    struct ddb_detector_config c = {
-        .s = f.s, .endpoint = url, .table = "t", .worker_id = "w1", .clock_ms = fx_clock};
+    struct ddb_detector_config c = {.s = f.s,
+                                    .endpoint = url,
+                                    .table = "t",
+                                    .worker_id = "w1",
+                                    .clock_ms = fx_clock,
+                                    .on_work = count_work,
+                                    .on_work_arg = &woken};
     d = ddb_detector_new(&c, err, sizeof(err));
     assert_non_null(d);
     for (rounds = 0; rounds < 400; rounds++) {
@@ -197,6 +217,13 @@ static void t_loop(void **state)
     assert_true(fx_num(fx_find(alerts, "type", "burst_scan"), "count") == 3);
     assert_true(fx_threat_count(&f, BRAND) == 2);
     cJSON_Delete(alerts);
+    /* one delivery per scan, and this process's takers were woken for
+     * the batches that wrote them */
+    pending = fx_query_all(&f, STORE_INDEX_GSI1, KEY_GSI1PK_DELIVERY_PENDING, STORE_SK_ANY, NULL);
+    assert_int_equal(cJSON_GetArraySize(pending), 15);
+    cJSON_Delete(pending);
+    assert_true(st.work_items == 15);
+    assert_true(woken >= 2 && woken <= (int)st.batches); /* two shards at least */
 
     ddb_detector_free(d);
     mini_httpd_stop(srv);
