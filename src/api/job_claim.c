@@ -40,7 +40,7 @@ int claim_take(struct store *s, const char *pk, const char *sk, const cJSON *see
         {.kind = STORE_ACT_SET, .attr = CLAIM_ATTR_UNTIL, .value = until},
     };
     rc = store_update(s, pk, sk, acts, 2, &cond, &img);
-    if (!rc && !cJSON_IsString(old) && cJSON_GetArraySize(img) <= 4) {
+    if (!rc && !cJSON_IsString(old) && img && cJSON_GetArraySize(img) <= 4) {
         /* ATTR_NOT_EXISTS also holds when the item is gone, and the
          * update then made a stub of it (PK, SK and the claim): take
          * the stub back.  Producers write claimToken "" so that this

@@ -571,7 +571,11 @@ static struct wh_entry *entry_from_item(struct webhook_dispatch *d, const cJSON 
     e->sk = xstrdup(sk);
     e->payload = xstrdup(payload);
     e->payload_len = strlen(payload);
-    e->attempts = cJSON_IsNumber(att) && att->valuedouble > 0 ? (unsigned)att->valuedouble : 0;
+    /* bounded before the cast: a huge or NaN count from the table is
+     * "all used up", never undefined behaviour */
+    e->attempts = !cJSON_IsNumber(att) || !(att->valuedouble > 0)   ? 0
+                  : att->valuedouble >= (double)d->cfg.max_attempts ? d->cfg.max_attempts
+                                                                    : (unsigned)att->valuedouble;
     e->history = cJSON_IsArray(hist) ? cJSON_Duplicate(hist, 1) : cJSON_CreateArray();
     if (!next || time_parse_iso(next, &next_ms))
         next_ms = 0;
@@ -666,7 +670,8 @@ static int take_cb(void *arg, const cJSON *seen)
 
     if (c->taken >= c->room)
         return 1;
-    if (!pk || !sk || in_memory(d, pk, sk) || !claim_is_free(seen, c->now))
+    if (!pk || !sk || !key_after(pk, KEY_PFX_DELIVERY) || in_memory(d, pk, sk) ||
+        !claim_is_free(seen, c->now))
         return 0;
     if (next && !time_parse_iso(next, &next_ms) && next_ms > c->now)
         return 0; /* a retry not due yet */
@@ -688,10 +693,25 @@ static int take_cb(void *arg, const cJSON *seen)
     if (!e || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(item, "GSI1PK")) ||
         e->next_ms > c->now) {
         /* final or rescheduled meanwhile (or malformed): not ours to send */
-        if (e)
+        if (e) {
             claim_give_back(d, e);
-        else
-            log_warn("webhooks: skipping a malformed pending delivery");
+        } else {
+            /* take it out of the pending index (still under our claim),
+             * or every process would take it again at every lapse */
+            const struct store_action out[2] = {{.kind = STORE_ACT_REMOVE, .attr = "GSI1PK"},
+                                                {.kind = STORE_ACT_REMOVE, .attr = "GSI1SK"}};
+            struct store_cond mine;
+            cJSON *v;
+            claim_cond_mine(&mine, &v, token);
+            rc = store_update(d->store, pk, sk, out, 2, &mine, NULL);
+            cJSON_Delete(v);
+            if (rc && rc != ERR_CONDITION) {
+                cJSON_Delete(item);
+                return rc;
+            }
+            d->st.errors++;
+            log_warn("webhooks: a malformed pending delivery was dropped");
+        }
         entry_free(e);
         cJSON_Delete(item);
         return 0;

@@ -139,6 +139,17 @@ static int fill_common(struct classify_job *j, const cJSON *o, bool strict)
     return 0;
 }
 
+/* The alert's keys are an alert's (THREAT#..., ALERT#<ts>#<type>#<id>)
+ * and name alert id: the model's write can only land on that alert. */
+static bool alert_keys_ok(const char *pk, const char *sk, const char *id)
+{
+    char ts[25], type[CLASSIFY_JOB_TYPE_MAX + 1], sk_id[CLASSIFY_JOB_ID_MAX + 1];
+
+    return key_after(pk, KEY_PFX_THREAT) &&
+           !key_parse_alert_sk(sk, ts, type, sizeof type, sk_id, sizeof sk_id) &&
+           !strcmp(sk_id, id);
+}
+
 int classify_job_from_record(const struct stream_record *r, struct classify_job *j)
 {
     const cJSON *img = r->image;
@@ -152,6 +163,8 @@ int classify_job_from_record(const struct stream_record *r, struct classify_job 
         !ts || !time_is_iso(ts))
         return ERR_INVALID;
     rc = fill_common(j, img, false);
+    if (!rc && !alert_keys_ok(r->pk, r->sk, j->alert_id))
+        rc = ERR_INVALID;
     if (rc) {
         classify_job_clear(j);
         return rc;
@@ -230,8 +243,12 @@ int classify_job_parse(const cJSON *item, struct classify_job *j)
         strlen(ask) > STORE_SK_MAX || !ts || !time_is_iso(ts) || !record_id_ok(rid))
         return ERR_INVALID;
     rc = fill_common(j, item, true);
-    /* the job names the alert it is keyed by, or it is not one of ours */
+    /* the job names the alert it is keyed by, or it is not one of ours;
+     * and the alert's sort key ends with that id (ALERT#<ts>#<type>#<id>),
+     * so a crafted job cannot aim the model's write at another alert */
     if (!rc && (!pk || !key_classify_job_pk(&want, j->alert_id) || strcmp(pk, want.s)))
+        rc = ERR_INVALID;
+    if (!rc && !alert_keys_ok(apk, ask, j->alert_id))
         rc = ERR_INVALID;
     if (rc) {
         classify_job_clear(j);
@@ -259,7 +276,8 @@ void classify_job_input(const struct classify_job *j, struct classify_model_inpu
     };
 }
 
-int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_ms, struct wset *ws)
+int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_ms, struct wset *ws,
+                          struct store *careful)
 {
     /* alerts that already have their job in this batch (pointers into
      * the records' images) */
@@ -290,6 +308,16 @@ int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_
         if (!item)
             continue;
         done[ndone++] = id;
+        if (careful) {
+            /* a retry: a job still pending (maybe from a newer state) or
+             * taken by a process stays as it is */
+            const struct store_cond absent = {.kind = STORE_COND_NOT_EXISTS};
+            rc = store_put(careful, item, &absent);
+            cJSON_Delete(item);
+            if (rc == ERR_CONDITION)
+                rc = 0;
+            continue;
+        }
         wset_unit(ws, WSET_FREE);
         rc = wset_put(ws, item, NULL);
     }

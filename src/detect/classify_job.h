@@ -15,7 +15,7 @@
  * cannot read the stream, so the Streams detector turns every candidate
  * of a batch into a job item (classify_jobs_collect):
  *   PK CLASSIFY#<alertId>, SK JOB, GSI1PK CLASSIFY_PENDING,
- *   GSI1SK <alert time>#<alertId>, claimToken "", ttl now + 7 days,
+ *   GSI1SK <alert time>#<alertId>, claimToken "", ttl now + 1 day,
  * plus the alert's keys and the fields of the model's prompt.  One item
  * per alert: a later record of the same alert re-puts it (with claimToken
  * "" again), so updates that arrive before a classifier takes the job are
@@ -50,7 +50,7 @@
 #define CLASSIFY_JOB_FLAGS_MAX    16   /* anomaly flags kept */
 #define CLASSIFY_JOB_RID_MAX      24   /* "m" + 20 digits */
 /* A job nobody takes is gone after this long (no classifier running). */
-#define CLASSIFY_JOB_TTL_S (7 * 24 * 3600)
+#define CLASSIFY_JOB_TTL_S (24 * 3600)
 
 /* What the model call and the writes after it need. */
 struct classify_job {
@@ -101,7 +101,7 @@ void classify_job_input(const struct classify_job *j, struct classify_model_inpu
  * and the last record is the alert's newest state).  Records that are no
  * candidates or fail classify_job_from_record are skipped.  0, or the
  * error of wset_put. */
-int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_ms,
-                          struct wset *ws);
+int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_ms, struct wset *ws,
+                          struct store *careful);
 
 #endif

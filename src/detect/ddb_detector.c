@@ -48,6 +48,7 @@ struct shard_run {
     char seq[DDBS_SEQ_MAX + 1];
     size_t limit;      /* records per GetRecords (halved on ERR_TOOBIG) */
     unsigned failures; /* consecutive failed tries */
+    bool careful;      /* the last try of a batch failed: its work items may be written */
     int64_t retry_at;  /* monotonic ms; 0 = now */
 };
 
@@ -150,7 +151,7 @@ int ddbd_apply(const struct det_proc_cfg *pc, const struct ddbd_target *t,
         rc = det_proc_collect(p, ws);
     if (!rc && !pc->state_only) {
         before = wset_count(ws);
-        rc = ddbd_jobs_collect(pc, recs, n, ws);
+        rc = ddbd_jobs_collect(pc, recs, n, ws, t->careful);
         work = wset_count(ws) - before;
     }
     if (!rc)
@@ -438,8 +439,11 @@ static int run_shard(struct ddb_detector *d, struct shard_run *r, size_t *proces
         .now_ms = wall_ms(d),
         .fold_scan_counts = d->cfg.fold_scan_counts,
     };
-    struct ddbd_target t = {
-        .reader = d->reader, .shard = r->id, .lease = &r->lease, .prev_seq = r->seq};
+    struct ddbd_target t = {.reader = d->reader,
+                            .shard = r->id,
+                            .lease = &r->lease,
+                            .prev_seq = r->seq,
+                            .careful = r->careful};
     int rc = 0;
 
     if (!r->iter) {
@@ -480,6 +484,10 @@ static int run_shard(struct ddb_detector *d, struct shard_run *r, size_t *proces
         counts.ignored = n;
     } else {
         rc = ddbd_apply(&pc, &t, recs, n, &counts, &ntx);
+        /* a failed try may have committed its first groups (the work
+         * items go first): the next try of this shard must not put them
+         * back as new */
+        r->careful = rc != 0;
     }
     if (rc && !transient(rc) && r->limit > 1) {
         /* Bisect: retry from the checkpoint with half the records, so

@@ -130,6 +130,7 @@ struct ddbd_target {
     const struct lease *lease; /* checked in the last group; NULL: none */
     const char *prev_seq;      /* checkpoint to keep when recs is empty */
     bool finished;             /* the shard is read to its end */
+    bool careful;              /* read again after a failed try (ddbd_jobs_collect) */
     ddbd_fault_fn fault;
     void *fault_arg;
 };

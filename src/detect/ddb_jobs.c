@@ -16,10 +16,10 @@ bool ddbd_jobs_wanted(const struct ddbs_record *r)
 }
 
 int ddbd_jobs_collect(const struct det_proc_cfg *pc, const struct ddbs_record *recs, size_t n,
-                      struct wset *ws)
+                      struct wset *ws, bool careful)
 {
-    int rc = webhook_fanout_collect(pc->s, recs, n, pc->now_ms, ws);
+    int rc = webhook_fanout_collect(pc->s, recs, n, pc->now_ms, ws, careful);
     if (!rc)
-        rc = classify_jobs_collect(recs, n, pc->now_ms, ws);
+        rc = classify_jobs_collect(recs, n, pc->now_ms, ws, careful ? pc->s : NULL);
     return rc;
 }

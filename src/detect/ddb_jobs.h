@@ -28,8 +28,15 @@
  * applied, not skipped. */
 bool ddbd_jobs_wanted(const struct ddbs_record *r);
 
-/* Adds the work items of recs[0..n) to ws (WSET_FREE units). */
+/* Adds the work items of recs[0..n) to ws (WSET_FREE units).  careful:
+ * the batch is read again after a try that failed (a throttled or
+ * conflicting transaction, a lost race): the earlier try may have
+ * committed some of the items and the API processes may have finished
+ * them since, so each is instead put into the store at once, only if
+ * absent (a delivery is not sent again, a finished job is at worst asked
+ * about once more).  After a crash the next reader cannot know: the
+ * items are rewritten and a delivery may be sent twice, with the same id. */
 int ddbd_jobs_collect(const struct det_proc_cfg *pc, const struct ddbs_record *recs, size_t n,
-                      struct wset *ws);
+                      struct wset *ws, bool careful);
 
 #endif

@@ -92,8 +92,11 @@ void webhook_fanout_id(const char *pos, const char *webhook_id, const char *even
 const struct stream_filter *webhook_fanout_filter(void);
 
 /* The DynamoDB Streams detector's part: the deliveries of recs[0..n) as
- * WSET_FREE puts in ws (webhooks looked up once per call). */
+ * WSET_FREE puts in ws (webhooks looked up once per call).  careful (a
+ * batch read again after a failed try): instead each is put into s at
+ * once, only if absent, so that a delivery the earlier try wrote, and that
+ * may have been sent since, is not made pending again. */
 int webhook_fanout_collect(struct store *s, const struct ddbs_record *recs, size_t n,
-                           int64_t now_ms, struct wset *ws);
+                           int64_t now_ms, struct wset *ws, bool careful);
 
 #endif

@@ -153,7 +153,7 @@ static void t_collect(void **state)
     const cJSON *a1, *a2, *fl;
 
     batch(r);
-    assert_int_equal(classify_jobs_collect(r, NREC, NOW, ws), 0);
+    assert_int_equal(classify_jobs_collect(r, NREC, NOW, ws, NULL), 0);
     items = planned_items(ws);
     /* one job per alert: a1 (twice in the batch) and a2 */
     assert_int_equal(cJSON_GetArraySize(items), 2);
@@ -175,10 +175,9 @@ static void t_collect(void **state)
     assert_string_equal(s_of(a1, "GSI1SK"), T2 "#a1");
     assert_string_equal(s_of(a2, "GSI1SK"), T1 "#a2");
     assert_string_equal(s_of(a2, "recordId"), "m102");
-    /* free, expiring in 7 days */
+    /* free, expiring in a day */
     assert_string_equal(s_of(a1, "claimToken"), "");
-    assert_true(cJSON_GetObjectItem(a1, "ttl")->valuedouble ==
-                (double)(NOW / 1000 + 7 * 24 * 3600));
+    assert_true(cJSON_GetObjectItem(a1, "ttl")->valuedouble == (double)(NOW / 1000 + 24 * 3600));
     /* what the model call needs */
     assert_string_equal(s_of(a1, "alertId"), "a1");
     assert_string_equal(s_of(a1, "brandId"), BRAND);
@@ -192,7 +191,7 @@ static void t_collect(void **state)
 
     /* a replay of the batch builds exactly the same items */
     struct wset *ws2 = wset_new();
-    assert_int_equal(classify_jobs_collect(r, NREC, NOW, ws2), 0);
+    assert_int_equal(classify_jobs_collect(r, NREC, NOW, ws2, NULL), 0);
     cJSON *again = planned_items(ws2);
     assert_int_equal(cJSON_GetArraySize(again), 2);
     assert_true(cJSON_Compare(find_job(again, "a1"), a1, 1));
@@ -218,8 +217,8 @@ static void t_collect_invalid_last(void **state)
     set_rec(&r[1], 2, STORE_MODIFY, alert_image("a1", T2, "bad", "rules"));
     cJSON_ReplaceItemInObject(r[1].r.image, "lastSeen", cJSON_CreateString("yesterday"));
     cJSON_ReplaceItemInObject(r[1].r.image, "timestamp", cJSON_CreateString("never"));
-    assert_int_equal(classify_jobs_collect(r, 2, NOW, ws), 0);
-    assert_int_equal(classify_jobs_collect(r, 0, NOW, ws), 0);
+    assert_int_equal(classify_jobs_collect(r, 2, NOW, ws, NULL), 0);
+    assert_int_equal(classify_jobs_collect(r, 0, NOW, ws, NULL), 0);
     items = planned_items(ws);
     assert_int_equal(cJSON_GetArraySize(items), 1);
     assert_string_equal(s_of(cJSON_GetArrayItem(items, 0), "details"), "ok");
@@ -317,6 +316,10 @@ static void t_parse_hostile(void **state)
         {"anomalyFlags", cJSON_CreateString("velocity")},
         {"anomalyFlags", cJSON_CreateRaw("[1]")},
         {"PK", cJSON_CreateString("CLASSIFY#zz")},
+        /* another alert's keys: the model's write would land there */
+        {"alertSK", cJSON_CreateString("ALERT#2026-06-20T15:00:00.000Z#burst_scan#a2")},
+        {"alertSK", cJSON_CreateString("ALERT#2026-06-20T15:00:00.000Z#burst_scana1")},
+        {"alertSK", cJSON_CreateString("ALERT#a1")},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bad = cJSON_Duplicate(good, 1);

@@ -9,6 +9,7 @@
  */
 #include "test_ddb_fixture.h"
 
+#include "core/webhook.h"
 #include "detect/classify_job.h"
 #include "detect/ddb_jobs.h"
 
@@ -126,6 +127,86 @@ static void t_crash_between_groups(void **state)
                          0);
         assert_true(sum.replayed > 0);
         check_results(f, recs[n - 1].seq);
+        ddbs_records_free(recs, n);
+    }
+}
+
+/* Every delivery item of webhook w-1, and those still pending. */
+static int deliveries(struct fx *f, int *pending)
+{
+    struct key pk;
+    cJSON *all =
+        fx_query_all(f, STORE_INDEX_TABLE, key_delivery_pk(&pk, "w-1"), STORE_SK_ANY, NULL);
+    cJSON *p = fx_query_all(f, STORE_INDEX_GSI1, KEY_GSI1PK_DELIVERY_PENDING, STORE_SK_ANY, NULL);
+    int n = cJSON_GetArraySize(all);
+    *pending = cJSON_GetArraySize(p);
+    cJSON_Delete(all);
+    cJSON_Delete(p);
+    return n;
+}
+
+/* A Streams batch whose try failed after its first transactions (the
+ * work items go first) is read again.  Meanwhile the API processes may
+ * have sent the deliveries that try wrote: the careful retry
+ * (ddbd_target.careful, set by the detector after a failed try) leaves
+ * them as they are, where a plain one would make them pending again. */
+static void t_retry_keeps_sent_deliveries(void **state)
+{
+    struct fx *f = *state;
+    const size_t scans = 3 * NPROD + 12;
+
+    for (int careful = 1; careful >= 0; careful--) {
+        struct fxd_crash cr = {.at = 1};
+        struct ddbd_target t = {.reader = FXD_READER, .shard = SHARD};
+        struct ddbs_record *recs;
+        cJSON *sent, *done = cJSON_CreateString(WEBHOOK_ST_DELIVERED);
+        const cJSON *it;
+        int pending, first;
+        size_t n;
+
+        fx_close(f);
+        fx_open(f);
+        fx_put(f,
+               webhook_item_new(&(struct webhook_fields){.id = "w-1",
+                                                         .brand_id = BRAND,
+                                                         .url = "https://example.com/hook",
+                                                         .events = WEBHOOK_EV_SCAN,
+                                                         .created_at = "2020-01-01T00:00:00.000Z",
+                                                         .secret = "whsec_test"}));
+        write_scenario(f);
+        recs = fxd_records(f, SHARD, &n);
+        struct det_proc_cfg pc = fxd_proc_cfg(f, false);
+        /* the first try: only its first transaction commits */
+        t.fault = fxd_crash_hook;
+        t.fault_arg = &cr;
+        assert_int_equal(ddbd_apply(&pc, &t, recs, n, NULL, NULL), ERR_IO);
+        first = deliveries(f, &pending);
+        assert_true(first > 0 && (size_t)first < scans);
+        assert_int_equal(pending, first);
+        /* ... and a dispatcher sends them all */
+        sent = fx_query_all(f, STORE_INDEX_GSI1, KEY_GSI1PK_DELIVERY_PENDING, STORE_SK_ANY, NULL);
+        cJSON_ArrayForEach(it, sent)
+        {
+            const struct store_action acts[3] = {
+                {.kind = STORE_ACT_SET, .attr = "status", .value = done},
+                {.kind = STORE_ACT_REMOVE, .attr = "GSI1PK"},
+                {.kind = STORE_ACT_REMOVE, .attr = "GSI1SK"},
+            };
+            assert_int_equal(
+                store_update(f->s, fx_str(it, "PK"), fx_str(it, "SK"), acts, 3, NULL, NULL), 0);
+        }
+        cJSON_Delete(sent);
+        cJSON_Delete(done);
+
+        /* the retry of the same batch */
+        t.fault = NULL;
+        t.careful = careful;
+        assert_int_equal(ddbd_apply(&pc, &t, recs, n, NULL, NULL), 0);
+        assert_int_equal(deliveries(f, &pending), (int)scans); /* one item per scan */
+        if (careful)
+            assert_int_equal(pending, (int)scans - first); /* the sent ones stay sent */
+        else
+            assert_int_equal(pending, (int)scans); /* all pending again: sent twice */
         ddbs_records_free(recs, n);
     }
 }
@@ -366,6 +447,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_scenario_matches, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_crash_between_groups, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_retry_keeps_sent_deliveries, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_classify_jobs, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_leases, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_workers, fx_setup, fx_teardown),

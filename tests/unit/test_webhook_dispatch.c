@@ -737,6 +737,51 @@ static void test_claim_lapsed_taken_over(void **state)
     cJSON_Delete(d);
 }
 
+static bool one_error(void)
+{
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(F.d, &ws);
+    return ws.errors >= 1;
+}
+
+/* A pending delivery that cannot be read as one (no payload, as a stray
+ * or damaged item would be) is taken out of the pending index, once: it
+ * is not taken again by every process at every lapse of the claim. */
+static void test_claim_malformed_leaves_index(void **state)
+{
+    (void)state;
+    struct key pk, sk;
+    char now[ISO_LEN + 1];
+
+    add_webhook("w1", "b1", "/hook", WEBHOOK_EV_ALL, old_iso, NULL);
+    time_iso(time_now_ms(), now);
+    cJSON *it = cJSON_CreateObject();
+    cJSON_AddStringToObject(it, "PK", key_delivery_pk(&pk, "w1"));
+    cJSON_AddStringToObject(it, "SK", key_delivery_sk(&sk, now, "d-bad"));
+    cJSON_AddStringToObject(it, "GSI1PK", KEY_GSI1PK_DELIVERY_PENDING);
+    cJSON_AddStringToObject(it, "GSI1SK", sk.s);
+    cJSON_AddStringToObject(it, "id", "d-bad");
+    cJSON_AddStringToObject(it, "claimToken", "");
+    put(it); /* no webhookId, brandId, event or payload */
+    assert_int_equal(pending_count(), 1);
+    F.d = claim_dispatch(F.s, 0, 0);
+    assert_true(run_until(one_error));
+    assert_int_equal(pending_count(), 0);
+    for (int i = 0; i < 30; i++) { /* more polls: it is not taken again */
+        usleep(10000);
+        ev_run(F.loop, EVRUN_NOWAIT);
+    }
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(F.d, &ws);
+    assert_int_equal(ws.errors, 1);
+    assert_int_equal(ws.claimed, 0);
+    assert_int_equal(rx_count(), 0);
+    cJSON *left = NULL;
+    assert_int_equal(store_get(F.s, pk.s, sk.s, true, &left), 0); /* kept, out of the index */
+    assert_null(cJSON_GetObjectItem(left, "GSI1PK"));
+    cJSON_Delete(left);
+}
+
 static bool one_inflight(void)
 {
     struct webhook_dispatch_stats ws;
@@ -805,6 +850,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claim_retry_releases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_lapsed_taken_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_lost_drops_outcome, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_malformed_leaves_index, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_up, group_down);
 }

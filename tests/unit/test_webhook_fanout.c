@@ -417,7 +417,8 @@ static void collect_and_commit(struct store *s, const struct ddbs_record *recs, 
     struct wset *ws = wset_new();
     struct wset_plan plan = {0};
 
-    assert_int_equal(webhook_fanout_collect(s, recs, n, ms_of("2026-03-01T11:00:00.000Z"), ws), 0);
+    assert_int_equal(
+        webhook_fanout_collect(s, recs, n, ms_of("2026-03-01T11:00:00.000Z"), ws, false), 0);
     assert_int_equal(wset_plan(ws, STORE_TRANSACT_MAX, 0, &plan), 0);
     for (size_t g = 0; g < plan.ngroups; g++) {
         size_t nw;
