@@ -1123,6 +1123,12 @@ void webhook_dispatch_free(struct webhook_dispatch *d)
     ev_timer_stop(d->loop, &d->kick);
     ev_timer_stop(d->loop, &d->wake);
     http_client_free(d->http); /* no callbacks: in-flight stays pending */
+    /* attempts that finished but whose outcome is not written yet: write
+     * them now, or a delivered one would be sent again after a restart
+     * (or by another process) */
+    if (!store_batch_active(d->store) && flush_outcomes(d))
+        log_warn("webhooks: writing the last outcomes at stop failed; those deliveries may be "
+                 "sent again");
     persist_checkpoint(d);
     for (size_t i = 0; i < d->nq; i++) {
         /* claim mode: hand unfinished work to the other processes now

@@ -782,6 +782,33 @@ static void test_claim_malformed_leaves_index(void **state)
     cJSON_Delete(left);
 }
 
+/* A dispatcher stopped right after an attempt finished, before its step
+ * wrote the outcome: the stop writes it, so the delivery is not sent
+ * again by the next process (claim mode) or after a restart. */
+static void test_stop_writes_finished_outcome(void **state)
+{
+    (void)state;
+    char st[32];
+    struct webhook_dispatch_stats ws = {0};
+
+    add_webhook("w1", "b1", "/hook", WEBHOOK_EV_ALL, old_iso, NULL);
+    add_delivery("w1", "b1", "d-last");
+    F.d = claim_dispatch(F.s, 0, 0);
+    for (int i = 0; i < 20000 && ws.attempts == 0; i++) {
+        ev_run(F.loop, EVRUN_ONCE | EVRUN_NOWAIT);
+        webhook_dispatch_get_stats(F.d, &ws);
+        if (!ws.attempts)
+            usleep(100);
+    }
+    assert_int_equal(ws.attempts, 1);
+    assert_int_equal(ws.delivered, 0); /* its outcome is not written yet */
+    webhook_dispatch_free(F.d);
+    F.d = NULL;
+    assert_string_equal(status_of_first("w1", st, sizeof st), "delivered");
+    assert_int_equal(pending_count(), 0);
+    assert_int_equal(rx_count(), 1);
+}
+
 static bool one_inflight(void)
 {
     struct webhook_dispatch_stats ws;
@@ -851,6 +878,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claim_lapsed_taken_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_lost_drops_outcome, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_malformed_leaves_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_writes_finished_outcome, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_up, group_down);
 }
