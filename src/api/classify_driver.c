@@ -505,19 +505,15 @@ static int take_job(struct classify_driver *d, const cJSON *seen, int64_t now)
         d->st.folded++;
         return 0;
     }
-    rc = claim_take(d->store, pk, sk, seen, now + (int64_t)(d->claim_s * 1000.0), token);
+    /* the job as claimed, read again: a re-put the index has not shown
+     * yet carries the alert's newer state */
+    rc = claim_take_read(d->store, pk, sk, seen, now + (int64_t)(d->claim_s * 1000.0), token, &cur);
     if (rc == ERR_CONDITION)
         return 0; /* another process was first, or the job is gone */
-    if (rc)
-        return rc;
-    d->st.claimed++;
-    /* The job as claimed: the index may lag the table, and a re-put it
-     * has not shown yet carries the alert's newer state. */
-    rc = store_get(d->store, pk, sk, true, &cur);
-    if (rc == ERR_NOTFOUND)
-        return 0;
-    if (rc)
-        return rc; /* the claim lapses; the job is taken again */
+    if (token[0])
+        d->st.claimed++;
+    if (rc || !cur)
+        return rc; /* a read error: the claim lapses and the job is taken again */
     j = xcalloc(1, sizeof *j);
     j->d = d;
     memcpy(j->token, token, sizeof token);
@@ -534,13 +530,7 @@ static int take_job(struct classify_driver *d, const cJSON *seen, int64_t now)
     cJSON_Delete(cur);
     rc = start_call(d, j);
     if (rc == ERR_THROTTLED) {
-        struct store_action rel[2];
-        struct store_cond mine;
-        cJSON *v;
-        claim_release_acts(rel);
-        claim_cond_mine(&mine, &v, token);
-        store_update(d->store, pk, sk, rel, 2, &mine, NULL); /* else it lapses */
-        cJSON_Delete(v);
+        (void)claim_give_back(d->store, pk, sk, token); /* else it lapses */
         job_free(j);
         return rc;
     }

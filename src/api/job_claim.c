@@ -42,9 +42,10 @@ int claim_take(struct store *s, const char *pk, const char *sk, const cJSON *see
     rc = store_update(s, pk, sk, acts, 2, &cond, &img);
     if (!rc && !cJSON_IsString(old) && img && cJSON_GetArraySize(img) <= 4) {
         /* ATTR_NOT_EXISTS also holds when the item is gone, and the
-         * update then made a stub of it (PK, SK and the claim): take
-         * the stub back.  Producers write claimToken "" so that this
-         * path is only for items written without one. */
+         * update (an upsert) then created a bare item holding only PK,
+         * SK and the claim: delete it again.  Producers write
+         * claimToken "" so that this path is only for items written
+         * without one. */
         struct store_cond mine;
         cJSON *v;
         claim_cond_mine(&mine, &v, token);
@@ -57,6 +58,32 @@ int claim_take(struct store *s, const char *pk, const char *sk, const cJSON *see
     cJSON_Delete(until);
     if (rc)
         token[0] = '\0';
+    return rc;
+}
+
+int claim_take_read(struct store *s, const char *pk, const char *sk, const cJSON *seen,
+                    int64_t until_ms, char token[CLAIM_TOKEN_LEN + 1], cJSON **cur)
+{
+    int rc = claim_take(s, pk, sk, seen, until_ms, token);
+
+    *cur = NULL;
+    if (rc)
+        return rc;
+    rc = store_get(s, pk, sk, true, cur);
+    return rc == ERR_NOTFOUND ? 0 : rc;
+}
+
+int claim_give_back(struct store *s, const char *pk, const char *sk, const char *token)
+{
+    struct store_action acts[2];
+    struct store_cond mine;
+    cJSON *v;
+    int rc;
+
+    claim_release_acts(acts);
+    claim_cond_mine(&mine, &v, token);
+    rc = store_update(s, pk, sk, acts, 2, &mine, NULL);
+    cJSON_Delete(v);
     return rc;
 }
 

@@ -24,11 +24,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/keys.h"
 #include "store/store.h"
 
 #define CLAIM_TOKEN_LEN  32 /* hex digits */
-#define CLAIM_ATTR_TOKEN "claimToken"
-#define CLAIM_ATTR_UNTIL "claimUntil"
+#define CLAIM_ATTR_TOKEN KEY_ATTR_CLAIM_TOKEN
+#define CLAIM_ATTR_UNTIL KEY_ATTR_CLAIM_UNTIL
 
 /* Producers create work items with claimToken "" (free); a holder
  * gives an item back by setting it to "" again (claim_release_acts). */
@@ -45,6 +46,21 @@ bool claim_is_free(const cJSON *item, int64_t now_ms);
  */
 int claim_take(struct store *s, const char *pk, const char *sk, const cJSON *seen, int64_t until_ms,
                char token[CLAIM_TOKEN_LEN + 1]);
+
+/*
+ * claim_take, then the item as it is now (*cur, the caller's): the index
+ * the caller saw it in may lag the table, so what it acts on is read
+ * again, consistently.  *cur is NULL (and 0 returned) when the item
+ * vanished after the claim.  Errors as claim_take's, or the read's (the
+ * claim then lapses and the item is taken again).  token is "" exactly
+ * when no claim was taken.
+ */
+int claim_take_read(struct store *s, const char *pk, const char *sk, const cJSON *seen,
+                    int64_t until_ms, char token[CLAIM_TOKEN_LEN + 1], cJSON **cur);
+
+/* Gives the claim on (pk, sk) back (claim_release_acts) if it is still
+ * token's.  ERR_CONDITION when it is not (or the item is gone). */
+int claim_give_back(struct store *s, const char *pk, const char *sk, const char *token);
 
 /* The condition "claimToken == token" in *cond; *val is the value it
  * points to, for the caller to cJSON_Delete after the write. */

@@ -185,18 +185,11 @@ static bool addr_public_cb(void *arg, const struct sockaddr *sa, socklen_t len)
 }
 
 /* Gives e's claim back without recording anything (best effort). */
-static void claim_give_back(struct webhook_dispatch *d, const struct wh_entry *e)
+static void give_back(struct webhook_dispatch *d, const struct wh_entry *e)
 {
-    struct store_action acts[2];
-    struct store_cond cond;
-    cJSON *v;
-
-    claim_release_acts(acts);
-    claim_cond_mine(&cond, &v, e->token);
-    int rc = store_update(d->store, e->pk, e->sk, acts, 2, &cond, NULL);
+    int rc = claim_give_back(d->store, e->pk, e->sk, e->token);
     if (rc && rc != ERR_CONDITION)
         log_debug("webhooks: giving back the claim on %s failed (%s)", e->id, err_str(rc));
-    cJSON_Delete(v);
 }
 
 /* ---- attempts ----------------------------------------------------------- */
@@ -348,7 +341,7 @@ static void send_due(struct webhook_dispatch *d)
             /* too little of the claim left for an attempt (the store was
              * in trouble meanwhile): another process may take it over
              * while this one sends.  Leave it to the next poll. */
-            claim_give_back(d, e);
+            give_back(d, e);
             queue_remove_at(d, i--);
             entry_free(e);
             continue;
@@ -675,15 +668,10 @@ static int take_cb(void *arg, const cJSON *seen)
         return 0;
     if (next && !time_parse_iso(next, &next_ms) && next_ms > c->now)
         return 0; /* a retry not due yet */
-    rc = claim_take(d->store, pk, sk, seen, c->until, token);
+    rc = claim_take_read(d->store, pk, sk, seen, c->until, token, &item);
     if (rc == ERR_CONDITION)
         return 0; /* another process was quicker, or the item is gone */
-    if (rc)
-        return rc;
-    rc = store_get(d->store, pk, sk, true, &item);
-    if (rc == ERR_NOTFOUND)
-        return 0;
-    if (rc)
+    if (rc || !item)
         return rc;
     e = entry_from_item(d, item);
     if (e) {
@@ -694,7 +682,7 @@ static int take_cb(void *arg, const cJSON *seen)
         e->next_ms > c->now) {
         /* final or rescheduled meanwhile (or malformed): not ours to send */
         if (e) {
-            claim_give_back(d, e);
+            give_back(d, e);
         } else {
             /* take it out of the pending index (still under our claim),
              * or every process would take it again at every lapse */
@@ -1135,7 +1123,7 @@ void webhook_dispatch_free(struct webhook_dispatch *d)
          * rather than when the claims lapse (an abandoned attempt is
          * sent again: at least once) */
         if (d->claim && !store_batch_active(d->store))
-            claim_give_back(d, d->q[i]);
+            give_back(d, d->q[i]);
         entry_free(d->q[i]);
     }
     free(d->q);

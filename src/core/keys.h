@@ -46,7 +46,12 @@ struct key {
 /* A model classification job (detect/classify_job.h): PK CLASSIFY#<alertId>,
  * SK JOB, GSI1PK CLASSIFY_PENDING (sparse: the item is deleted when done),
  * GSI1SK <alert time>#<alertId>. */
-#define KEY_SK_CLASSIFY_JOB         "JOB"
+#define KEY_SK_CLASSIFY_JOB "JOB"
+/* The claim on a work item (webhook delivery, classification job):
+ * producers create it free ("" token); api/job_claim.h takes and gives
+ * it back. */
+#define KEY_ATTR_CLAIM_TOKEN        "claimToken"
+#define KEY_ATTR_CLAIM_UNTIL        "claimUntil"
 #define KEY_GSI1PK_CLASSIFY_PENDING "CLASSIFY_PENDING"
 
 /* Prefixes used with begins_with. */

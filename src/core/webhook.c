@@ -473,7 +473,7 @@ cJSON *webhook_delivery_item_new(const struct webhook_delivery_fields *f)
     cJSON_AddStringToObject(it, "payload", f->payload);
     cJSON_AddArrayToObject(it, "history");
     /* free for any taker (api/job_claim.h: claimToken "" = not claimed) */
-    cJSON_AddStringToObject(it, "claimToken", "");
+    cJSON_AddStringToObject(it, KEY_ATTR_CLAIM_TOKEN, "");
     return it;
 }
 

@@ -26,7 +26,6 @@
 #define A_TIME     "alertTime"
 #define A_RECORD   "recordId"
 #define A_CREATED  "createdAt"
-#define A_TOKEN    "claimToken" /* api/job_claim.h CLAIM_ATTR_TOKEN */
 #define A_TTL      "ttl"
 
 static const char *str_attr(const cJSON *o, const char *name)
@@ -212,7 +211,7 @@ cJSON *classify_job_item(const struct classify_job *j, int64_t now_ms)
     cJSON_AddStringToObject(it, A_CREATED, created);
     /* free: the detector's put (and re-put) hands the job to whoever
      * claims it first */
-    cJSON_AddStringToObject(it, A_TOKEN, "");
+    cJSON_AddStringToObject(it, KEY_ATTR_CLAIM_TOKEN, "");
     cJSON_AddNumberToObject(it, A_TTL, (double)(now_ms / 1000 + CLASSIFY_JOB_TTL_S));
     return it;
 }
@@ -276,8 +275,8 @@ void classify_job_input(const struct classify_job *j, struct classify_model_inpu
     };
 }
 
-int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_ms, struct wset *ws,
-                          struct store *careful)
+int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_ms,
+                          const struct ddbd_sink *sink)
 {
     /* alerts that already have their job in this batch (pointers into
      * the records' images) */
@@ -308,18 +307,9 @@ int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_
         if (!item)
             continue;
         done[ndone++] = id;
-        if (careful) {
-            /* a retry: a job still pending (maybe from a newer state) or
-             * taken by a process stays as it is */
-            const struct store_cond absent = {.kind = STORE_COND_NOT_EXISTS};
-            rc = store_put(careful, item, &absent);
-            cJSON_Delete(item);
-            if (rc == ERR_CONDITION)
-                rc = 0;
-            continue;
-        }
-        wset_unit(ws, WSET_FREE);
-        rc = wset_put(ws, item, NULL);
+        /* careful (a retry): a job still pending (maybe from a newer
+         * state) or taken by a process stays as it is */
+        rc = ddbd_sink_put(sink, item);
     }
     free(done);
     return rc;

@@ -38,7 +38,7 @@
 #include "core/brand.h"
 #include "core/timeutil.h"
 #include "detect/classify_model.h"
-#include "detect/wset.h"
+#include "detect/ddb_jobs.h"
 #include "store/ddb_streams.h"
 #include "store/store.h"
 
@@ -95,13 +95,13 @@ void classify_job_clear(struct classify_job *j);
 void classify_job_input(const struct classify_job *j, struct classify_model_input *in,
                         const char *flags[CLASSIFY_JOB_FLAGS_MAX]);
 
-/* The classification jobs of a Streams batch as WSET_FREE puts in ws: one
- * per alert with a candidate record in recs[0..n), built from the alert's
- * last candidate record there (a transaction cannot write one item twice,
- * and the last record is the alert's newest state).  Records that are no
- * candidates or fail classify_job_from_record are skipped.  0, or the
- * error of wset_put. */
-int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_ms, struct wset *ws,
-                          struct store *careful);
+/* The classification jobs of a Streams batch, put into sink (see
+ * ddbd_sink_put): one per alert with a candidate record in recs[0..n),
+ * built from the alert's last candidate record there (a transaction
+ * cannot write one item twice, and the last record is the alert's newest
+ * state).  Records that are no candidates or fail
+ * classify_job_from_record are skipped.  0, or the error of the put. */
+int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_ms,
+                          const struct ddbd_sink *sink);
 
 #endif

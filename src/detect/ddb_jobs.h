@@ -23,6 +23,18 @@
 #include "detect/wset.h"
 #include "store/ddb_streams.h"
 
+/* Where the work items of a batch go: into the batch's write set, as
+ * WSET_FREE units; or, when careful is set (the store), straight into
+ * it, each only if absent (see ddbd_jobs_collect). */
+struct ddbd_sink {
+    struct wset *ws;
+    struct store *careful;
+};
+
+/* Puts item (owned) into k.  0, or the error of the put (a careful put
+ * that finds the item already there is 0: the earlier try wrote it). */
+int ddbd_sink_put(const struct ddbd_sink *k, cJSON *item);
+
 /* True when r leaves work for the API processes: a batch holding only
  * such records (and no record the detector itself checks) must still be
  * applied, not skipped. */

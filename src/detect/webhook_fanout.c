@@ -415,24 +415,9 @@ int webhook_fanout_record(struct store *s, struct wf_cache *c, const struct stre
 
 /* ---- the DynamoDB Streams detector's part --------------------------------- */
 
-/* Where the detector's deliveries go: into the batch's write set, or
- * (careful) straight into the store, each only if it is not there yet. */
-struct collect_ctx {
-    struct wset *ws;
-    struct store *careful;
-};
-
-static int collect_emit(void *arg, cJSON *item)
+static int sink_emit(void *arg, cJSON *item)
 {
-    struct collect_ctx *c = arg;
-    if (c->careful) {
-        const struct store_cond absent = {.kind = STORE_COND_NOT_EXISTS};
-        int rc = store_put(c->careful, item, &absent);
-        cJSON_Delete(item);
-        return rc == ERR_CONDITION ? 0 : rc; /* written by the earlier try */
-    }
-    wset_unit(c->ws, WSET_FREE);
-    return wset_put(c->ws, item, NULL);
+    return ddbd_sink_put(arg, item);
 }
 
 /* The records that can become deliveries; the rest are passed over
@@ -452,10 +437,9 @@ const struct stream_filter *webhook_fanout_filter(void)
 }
 
 int webhook_fanout_collect(struct store *s, const struct ddbs_record *recs, size_t n,
-                           int64_t now_ms, struct wset *ws, bool careful)
+                           int64_t now_ms, const struct ddbd_sink *k)
 {
     struct wf_cache *c = NULL;
-    struct collect_ctx cc = {.ws = ws, .careful = careful ? s : NULL};
     int rc = 0;
 
     for (size_t i = 0; !rc && i < n; i++) {
@@ -465,7 +449,7 @@ int webhook_fanout_collect(struct store *s, const struct ddbs_record *recs, size
         if (!c)
             c = wf_cache_new();
         struct wf_opts o = {.pos = recs[i].pos, .now_ms = now_ms, .coarse_time = true};
-        rc = webhook_fanout_record(s, c, r, &o, collect_emit, &cc, NULL);
+        rc = webhook_fanout_record(s, c, r, &o, sink_emit, (void *)k, NULL);
     }
     wf_cache_free(c);
     return rc;

@@ -33,7 +33,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/webhook.h"
-#include "detect/wset.h"
+#include "detect/ddb_jobs.h"
 #include "store/ddb_streams.h"
 #include "store/store.h"
 
@@ -91,12 +91,12 @@ void webhook_fanout_id(const char *pos, const char *webhook_id, const char *even
  * and store_stream_match(): the others need no look at all. */
 const struct stream_filter *webhook_fanout_filter(void);
 
-/* The DynamoDB Streams detector's part: the deliveries of recs[0..n) as
- * WSET_FREE puts in ws (webhooks looked up once per call).  careful (a
- * batch read again after a failed try): instead each is put into s at
- * once, only if absent, so that a delivery the earlier try wrote, and that
- * may have been sent since, is not made pending again. */
+/* The DynamoDB Streams detector's part: the deliveries of recs[0..n)
+ * into k (webhooks looked up in s, once per call).  A careful sink (a
+ * batch read again after a failed try) puts each only if absent, so that
+ * a delivery the earlier try wrote, and that may have been sent since, is
+ * not made pending again. */
 int webhook_fanout_collect(struct store *s, const struct ddbs_record *recs, size_t n,
-                           int64_t now_ms, struct wset *ws, bool careful);
+                           int64_t now_ms, const struct ddbd_sink *k);
 
 #endif

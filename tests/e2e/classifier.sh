@@ -21,12 +21,6 @@ trap 'kill "$FM_PID" 2>/dev/null; gp_cleanup' EXIT
 for i in $(seq 1 100); do [ -s "$GP_DIR/fm.port" ] && break; sleep 0.05; done
 FM_PORT=$(cat "$GP_DIR/fm.port")
 
-wait_until() {
-    local i
-    for i in $(seq 1 "${2:-100}"); do eval "$1" && return 0; sleep 0.1; done
-    return 1
-}
-
 # a geographic anomaly: one product scanned from three countries
 geo_alert() { # $1 = brand key, $2 = brand id; prints the product id
     AUTH="Bearer $1" req POST /api/products/register "{\"brandId\":\"$2\",\"name\":\"Watch $RANDOM\"}"

@@ -40,25 +40,9 @@ FM_PORT=$(cat "$GP_DIR/fm.port")
 
 ddb_start "$TABLE"
 
-wait_until() { # $1 = condition, $2 = tries of 0.2 s
-    local i
-    for i in $(seq 1 "${2:-100}"); do eval "$1" && return 0; sleep 0.2; done
-    return 1
-}
+WAIT_STEP=0.2 # wait_until (lib.bash): tries of 0.2 s
 # jq path of product $1's geographic alert in a threats listing
 geo_of() { echo "[.threats[] | select(.productId == \"$1\" and .type == \"geographic_anomaly\")][0]"; }
-# classification jobs still in the pending partition (GSI1)
-pending_jobs() {
-    NODE_NO_WARNINGS=1 node -e '
-const path = require("path");
-const { DynamoDBClient, QueryCommand } = require(path.join(process.argv[1], "..", "node_modules", "@aws-sdk", "client-dynamodb"));
-const c = new DynamoDBClient({ endpoint: process.argv[2], region: "us-east-1",
-    credentials: { accessKeyId: "e2e", secretAccessKey: "e2e" } });
-c.send(new QueryCommand({ TableName: process.argv[3], IndexName: "GSI1",
-    KeyConditionExpression: "GSI1PK = :p", ExpressionAttributeValues: { ":p": { S: "CLASSIFY_PENDING" } },
-    Select: "COUNT" })).then((r) => console.log(r.Count), (e) => { console.error(e.message); process.exit(1); });
-' "$HERE" "$EP" "$TABLE"
-}
 
 GEMINI_API_KEY=$KEY gp_start --dynamodb "$EP" --table "$TABLE" --demo-data --workers 2 --rate-limit 0 \
     --classifier gemini --classifier-url "http://127.0.0.1:$FM_PORT/ok/v1beta" --classifier-model "$MODEL" \
@@ -110,7 +94,7 @@ sleep 2
 check "the fake model was called once per job (2 calls)" '[ "$(wc -l <"$FM_LOG")" = 2 ]'
 check "Gemini requests with the key in x-goog-api-key" \
     'jq -s -e "all(.[]; (.path | endswith(\"/models/$MODEL:generateContent\")) and .key == \"$KEY\")" "$FM_LOG" >/dev/null'
-check "no classification job left pending" '[ "$(pending_jobs)" = 0 ]'
+check "no classification job left pending" '[ "$(ddb_pending CLASSIFY_PENDING)" = 0 ]'
 check "the key is not in the server log" '! grep -q "$KEY" "$GP_LOG"'
 check "no classifier trouble logged" '! grep -q "\"classifier: " "$GP_LOG"'
 gp_stop

@@ -39,11 +39,7 @@ wait_file() {
     for i in $(seq 1 100); do [ -s "$1" ] && return 0; sleep 0.05; done
     return 1
 }
-wait_until() { # $1 = condition, $2 = tries of 0.2 s
-    local i
-    for i in $(seq 1 "${2:-100}"); do eval "$1" && return 0; sleep 0.2; done
-    return 1
-}
+WAIT_STEP=0.2 # wait_until (lib.bash): tries of 0.2 s
 
 FM_LOG="$GP_DIR/fm.log"
 : >"$FM_LOG"
@@ -115,19 +111,8 @@ check "ops log: the model's entry" 'wait_until opslog_ok 100'
 
 # nothing left pending once the work is done (the deliveries of the
 # model's own alert updates included)
-pending() { # $1 = GSI1PK
-    NODE_NO_WARNINGS=1 node -e '
-const path = require("path");
-const { DynamoDBClient, QueryCommand } = require(path.join(process.argv[1], "..", "node_modules", "@aws-sdk", "client-dynamodb"));
-const c = new DynamoDBClient({ endpoint: process.argv[2], region: "us-east-1",
-    credentials: { accessKeyId: "e2e", secretAccessKey: "e2e" } });
-c.send(new QueryCommand({ TableName: process.argv[3], IndexName: "GSI1",
-    KeyConditionExpression: "GSI1PK = :p", ExpressionAttributeValues: { ":p": { S: process.argv[4] } },
-    Select: "COUNT" })).then((r) => console.log(r.Count), (e) => { console.error(e.message); process.exit(1); });
-' "$HERE" "$EP" "$TABLE" "$1"
-}
-check "no delivery left pending" 'wait_until "[ \"\$(pending DELIVERY_PENDING)\" = 0 ]" 150'
-check "no classification job left pending" '[ "$(pending CLASSIFY_PENDING)" = 0 ]'
+check "no delivery left pending" 'wait_until "[ \"\$(ddb_pending DELIVERY_PENDING)\" = 0 ]" 150'
+check "no classification job left pending" '[ "$(ddb_pending CLASSIFY_PENDING)" = 0 ]'
 check "every delivery answered 200 (none failed)" \
     '[ "$(jq -s "[.[] | select(.status != 200)] | length" "$RX_LOG")" = 0 ]'
 T1=$(proxy_stats | jq .throttled)

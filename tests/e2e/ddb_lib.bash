@@ -30,6 +30,20 @@ ddb_start() {
     fi
 }
 
+# ddb_pending GSI1PK: how many items the table's GSI1 partition holds
+# (read with the AWS SDK, not through the server).
+ddb_pending() {
+    NODE_NO_WARNINGS=1 node -e '
+const path = require("path");
+const { DynamoDBClient, QueryCommand } = require(path.join(process.argv[1], "..", "node_modules", "@aws-sdk", "client-dynamodb"));
+const c = new DynamoDBClient({ endpoint: process.argv[2], region: "us-east-1",
+    credentials: { accessKeyId: "e2e", secretAccessKey: "e2e" } });
+c.send(new QueryCommand({ TableName: process.argv[3], IndexName: "GSI1",
+    KeyConditionExpression: "GSI1PK = :p", ExpressionAttributeValues: { ":p": { S: process.argv[4] } },
+    Select: "COUNT" })).then((r) => console.log(r.Count), (e) => { console.error(e.message); process.exit(1); });
+' "$HERE" "$EP" "$TABLE" "$1"
+}
+
 ddb_stop() {
     "$TOOLS/ddb_local.sh" stop "$DDB_DIR" >/dev/null 2>&1
 }

@@ -97,6 +97,14 @@ check_json() {
 
 jb() { printf '%s' "$BODY" | jq -r "$1"; }
 
+# wait_until "COND" [tries]: evaluates COND every $WAIT_STEP s (default
+# 0.1) until it holds, at most tries times (default 100).
+wait_until() {
+    local i
+    for i in $(seq 1 "${2:-100}"); do eval "$1" && return 0; sleep "${WAIT_STEP:-0.1}"; done
+    return 1
+}
+
 gp_finish() {
     echo "# $(basename "$0"): $GP_PASSES passed, $GP_FAILS failed"
     [ "$GP_FAILS" -eq 0 ]

@@ -32,12 +32,6 @@ rx_count() { # requests whose path starts with $1
 }
 trap 'rx_stop; gp_cleanup' EXIT
 
-# wait_until "COND" [tries]: polls COND every 0.1 s (default 100 tries).
-wait_until() {
-    local i
-    for i in $(seq 1 "${2:-100}"); do eval "$1" && return 0; sleep 0.1; done
-    return 1
-}
 
 rx_start 2
 gp_start --allow-private-webhooks || gp_finish

@@ -199,7 +199,8 @@ static size_t detector_pass(struct fx *f)
         snprintf(recs[i].seq, sizeof recs[i].seq, "%" PRIu64, sr[i].seq);
         f->seen = sr[i].seq;
     }
-    assert_int_equal(classify_jobs_collect(recs, n, time_now_ms(), ws, NULL), 0);
+    assert_int_equal(classify_jobs_collect(recs, n, time_now_ms(), &(struct ddbd_sink){.ws = ws}),
+                     0);
     njobs = wset_count(ws);
     if (njobs) {
         assert_int_equal(wset_plan(ws, STORE_TRANSACT_MAX, 0, &plan), 0);

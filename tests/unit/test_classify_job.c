@@ -153,7 +153,7 @@ static void t_collect(void **state)
     const cJSON *a1, *a2, *fl;
 
     batch(r);
-    assert_int_equal(classify_jobs_collect(r, NREC, NOW, ws, NULL), 0);
+    assert_int_equal(classify_jobs_collect(r, NREC, NOW, &(struct ddbd_sink){.ws = ws}), 0);
     items = planned_items(ws);
     /* one job per alert: a1 (twice in the batch) and a2 */
     assert_int_equal(cJSON_GetArraySize(items), 2);
@@ -191,7 +191,7 @@ static void t_collect(void **state)
 
     /* a replay of the batch builds exactly the same items */
     struct wset *ws2 = wset_new();
-    assert_int_equal(classify_jobs_collect(r, NREC, NOW, ws2, NULL), 0);
+    assert_int_equal(classify_jobs_collect(r, NREC, NOW, &(struct ddbd_sink){.ws = ws2}), 0);
     cJSON *again = planned_items(ws2);
     assert_int_equal(cJSON_GetArraySize(again), 2);
     assert_true(cJSON_Compare(find_job(again, "a1"), a1, 1));
@@ -217,8 +217,8 @@ static void t_collect_invalid_last(void **state)
     set_rec(&r[1], 2, STORE_MODIFY, alert_image("a1", T2, "bad", "rules"));
     cJSON_ReplaceItemInObject(r[1].r.image, "lastSeen", cJSON_CreateString("yesterday"));
     cJSON_ReplaceItemInObject(r[1].r.image, "timestamp", cJSON_CreateString("never"));
-    assert_int_equal(classify_jobs_collect(r, 2, NOW, ws, NULL), 0);
-    assert_int_equal(classify_jobs_collect(r, 0, NOW, ws, NULL), 0);
+    assert_int_equal(classify_jobs_collect(r, 2, NOW, &(struct ddbd_sink){.ws = ws}), 0);
+    assert_int_equal(classify_jobs_collect(r, 0, NOW, &(struct ddbd_sink){.ws = ws}), 0);
     items = planned_items(ws);
     assert_int_equal(cJSON_GetArraySize(items), 1);
     assert_string_equal(s_of(cJSON_GetArrayItem(items, 0), "details"), "ok");

@@ -20,12 +20,6 @@
 #include "util/err.h"
 #include "tmpdir.h"
 
-struct fixture {
-    char dir[64];
-    char path[128];
-    struct store *s;
-};
-
 static void put_job(struct store *s, const char *sk, const char *token)
 {
     cJSON *it = cJSON_CreateObject();
@@ -47,25 +41,6 @@ static cJSON *get_job(struct store *s, const char *sk)
     return it;
 }
 
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof *f);
-
-    ut_db_dir("claim", f->dir, f->path);
-    f->s = ut_sqlite_open(f->path);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    store_close(f->s);
-    ut_rmtree(f->dir);
-    free(f);
-    return 0;
-}
-
 static void t_free_states(void **state)
 {
     (void)state;
@@ -85,7 +60,7 @@ static void t_free_states(void **state)
 /* Two processes polled the same free item: one claim wins. */
 static void t_one_winner(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     char a[CLAIM_TOKEN_LEN + 1], b[CLAIM_TOKEN_LEN + 1];
     put_job(f->s, "J1", "");
     cJSON *seen_a = get_job(f->s, "J1"), *seen_b = get_job(f->s, "J1");
@@ -107,7 +82,7 @@ static void t_one_winner(void **state)
 /* A lapsed claim is taken over; the old holder's write then fails. */
 static void t_takeover(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     char a[CLAIM_TOKEN_LEN + 1], b[CLAIM_TOKEN_LEN + 1];
     struct store_cond mine;
     cJSON *v, *done = cJSON_CreateString("delivered");
@@ -140,7 +115,7 @@ static void t_takeover(void **state)
 /* Given back: free again, and the next claim needs the "" it saw. */
 static void t_release(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     char a[CLAIM_TOKEN_LEN + 1], b[CLAIM_TOKEN_LEN + 1];
     struct store_action acts[2];
     struct store_cond mine;
@@ -168,7 +143,7 @@ static void t_release(void **state)
  * not recreated. */
 static void t_no_token_and_gone(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     char a[CLAIM_TOKEN_LEN + 1], b[CLAIM_TOKEN_LEN + 1];
     cJSON *it = NULL;
 
@@ -189,10 +164,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_free_states),
-        cmocka_unit_test_setup_teardown(t_one_winner, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_takeover, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_release, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_no_token_and_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_one_winner, ut_db_setup, ut_db_teardown),
+        cmocka_unit_test_setup_teardown(t_takeover, ut_db_setup, ut_db_teardown),
+        cmocka_unit_test_setup_teardown(t_release, ut_db_setup, ut_db_teardown),
+        cmocka_unit_test_setup_teardown(t_no_token_and_gone, ut_db_setup, ut_db_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

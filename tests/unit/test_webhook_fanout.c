@@ -34,31 +34,6 @@
 #define BRAND "b-fan"
 #define T_REC "2026-03-01T10:00:00.000Z"
 
-struct fixture {
-    char dir[64];
-    char path[128];
-    struct store *s;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof *f);
-
-    ut_db_dir("fanout", f->dir, f->path);
-    f->s = ut_sqlite_open(f->path);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    store_close(f->s);
-    ut_rmtree(f->dir);
-    free(f);
-    return 0;
-}
-
 static int64_t ms_of(const char *iso)
 {
     int64_t ms = 0;
@@ -214,7 +189,7 @@ static bool uuid_shaped(const char *id)
 
 static void t_deterministic_ids(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     struct stream_record r;
     const char *pos1 = "00000000000000000000000000000000000000001@shardId-0001";
     const char *pos2 = "00000000000000000000000000000000000000002@shardId-0001";
@@ -272,7 +247,7 @@ static void t_deterministic_ids(void **state)
 
 static void t_subscriptions(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     struct stream_record scan, alert;
 
     add_hook(f->s, "w-threat", BRAND, WEBHOOK_EV_THREAT, "2026-01-01T00:00:00.000Z", true);
@@ -301,7 +276,7 @@ static void t_subscriptions(void **state)
 
 static void t_created_filter(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     struct stream_record r;
 
     /* registered half a second into the record's second */
@@ -355,7 +330,7 @@ static void t_created_filter(void **state)
 
 static void t_brand_via_product(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     struct stream_record r;
 
     add_hook(f->s, "w1", BRAND, WEBHOOK_EV_ALL, "2026-01-01T00:00:00.000Z", true);
@@ -382,7 +357,7 @@ static void t_brand_via_product(void **state)
 
 static void t_inactive_and_deleted(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     struct stream_record r;
     struct key pk, sk;
 
@@ -417,8 +392,9 @@ static void collect_and_commit(struct store *s, const struct ddbs_record *recs, 
     struct wset *ws = wset_new();
     struct wset_plan plan = {0};
 
-    assert_int_equal(
-        webhook_fanout_collect(s, recs, n, ms_of("2026-03-01T11:00:00.000Z"), ws, false), 0);
+    assert_int_equal(webhook_fanout_collect(s, recs, n, ms_of("2026-03-01T11:00:00.000Z"),
+                                            &(struct ddbd_sink){.ws = ws}),
+                     0);
     assert_int_equal(wset_plan(ws, STORE_TRANSACT_MAX, 0, &plan), 0);
     for (size_t g = 0; g < plan.ngroups; g++) {
         size_t nw;
@@ -431,7 +407,7 @@ static void collect_and_commit(struct store *s, const struct ddbs_record *recs, 
 
 static void t_collect_idempotent(void **state)
 {
-    struct fixture *f = *state;
+    struct ut_db *f = *state;
     struct ddbs_record recs[3];
 
     add_hook(f->s, "w1", BRAND, WEBHOOK_EV_ALL, "2026-01-01T00:00:00.000Z", true);
@@ -475,12 +451,12 @@ static void t_collect_idempotent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(t_deterministic_ids, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_subscriptions, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_created_filter, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_brand_via_product, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_inactive_and_deleted, setup, teardown),
-        cmocka_unit_test_setup_teardown(t_collect_idempotent, setup, teardown),
+        cmocka_unit_test_setup_teardown(t_deterministic_ids, ut_db_setup, ut_db_teardown),
+        cmocka_unit_test_setup_teardown(t_subscriptions, ut_db_setup, ut_db_teardown),
+        cmocka_unit_test_setup_teardown(t_created_filter, ut_db_setup, ut_db_teardown),
+        cmocka_unit_test_setup_teardown(t_brand_via_product, ut_db_setup, ut_db_teardown),
+        cmocka_unit_test_setup_teardown(t_inactive_and_deleted, ut_db_setup, ut_db_teardown),
+        cmocka_unit_test_setup_teardown(t_collect_idempotent, ut_db_setup, ut_db_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

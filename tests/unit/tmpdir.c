@@ -44,3 +44,24 @@ struct store *ut_sqlite_open(const char *path)
         fail_msg("cannot open %s: %s", path, err);
     return s;
 }
+
+int ut_db_setup(void **state)
+{
+    struct ut_db *f = calloc(1, sizeof *f);
+
+    assert_non_null(f);
+    ut_db_dir("db", f->dir, f->path);
+    f->s = ut_sqlite_open(f->path);
+    *state = f;
+    return 0;
+}
+
+int ut_db_teardown(void **state)
+{
+    struct ut_db *f = *state;
+
+    store_close(f->s);
+    int rc = ut_rmtree(f->dir);
+    free(f);
+    return rc;
+}

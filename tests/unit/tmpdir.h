@@ -19,4 +19,15 @@ void ut_db_dir(const char *tag, char dir[64], char path[128]);
  * cannot be opened. */
 struct store *ut_sqlite_open(const char *path);
 
+/* A fresh store in a temporary directory, as a cmocka fixture:
+ * ut_db_setup puts a struct ut_db in *state, ut_db_teardown closes the
+ * store and removes the directory. */
+struct ut_db {
+    char dir[64];
+    char path[128];
+    struct store *s;
+};
+int ut_db_setup(void **state);
+int ut_db_teardown(void **state);
+
 #endif
