@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 /* Objects/arrays nested deeper than this are refused (cJSON's own parse
@@ -105,19 +106,52 @@ static int shortest_digits(double d, char digits[24], int *n_out)
     return k;
 }
 
-/* Writes an unsigned integer in decimal; returns its length. */
-static size_t put_u64(uint64_t v, char *out)
+/*
+ * The fast path of canon_number_str() for the usual non-integers (prices,
+ * latencies, rates): d (> 0) equal to the double nearest to m / 10^j for
+ * some j <= 15 and integer m < 10^15.  The smallest such j gives the
+ * shortest round-trip digits: m and 10^j are exact doubles and division
+ * rounds correctly, so the test is exactly strtod's; at 15 digits or
+ * fewer, two decimals of j places are further apart than d's spacing, so
+ * no other j-place decimal reads back as d; and d*10^j (< 10^15, error
+ * below 1/8) lies within one of floor(t) or floor(t)+1 of the nearest
+ * integer.  Returns the length written, or 0 to take the general way.
+ */
+static size_t decimal_fast(double d, char *out)
 {
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    out[n] = '\0';
-    return n;
+    static const double p10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    if (!(d >= 1e-6 && d < 1e15))
+        return 0;
+    for (int j = 1; j <= 15; j++) {
+        double t = d * p10[j], f = floor(t);
+        if (t >= 1e15)
+            return 0;
+        for (double m = f; m <= f + 1; m++) {
+            char dig[24];
+            size_t nd, len = 0;
+            if (m / p10[j] != d)
+                continue;
+            nd = u64_to_dec((uint64_t)m, dig);
+            if (nd > (size_t)j) {
+                memcpy(out, dig, nd - (size_t)j);
+                len = nd - (size_t)j;
+                out[len++] = '.';
+                memcpy(out + len, dig + nd - (size_t)j, (size_t)j);
+                len += (size_t)j;
+            } else {
+                out[len++] = '0';
+                out[len++] = '.';
+                memset(out + len, '0', (size_t)j - nd);
+                len += (size_t)j - nd;
+                memcpy(out + len, dig, nd);
+                len += nd;
+            }
+            out[len] = '\0';
+            return len;
+        }
+    }
+    return 0;
 }
 
 size_t canon_number_str(double d, char *out)
@@ -142,7 +176,12 @@ size_t canon_number_str(double d, char *out)
     /* Integers below 2^53 are exact and their decimal form is already the
      * shortest round-trip form. */
     if (d < 9007199254740992.0 && d == (double)(uint64_t)d)
-        return (size_t)(p - out) + put_u64((uint64_t)d, p);
+        return (size_t)(p - out) + u64_to_dec((uint64_t)d, p);
+    {
+        size_t n_fast = decimal_fast(d, p);
+        if (n_fast)
+            return (size_t)(p - out) + n_fast;
+    }
 
     k = shortest_digits(d, digits, &n);
     if (k <= n && n <= 21) {
@@ -173,7 +212,7 @@ size_t canon_number_str(double d, char *out)
         }
         *p++ = 'e';
         *p++ = e < 0 ? '-' : '+';
-        p += put_u64((uint64_t)(e < 0 ? -e : e), p);
+        p += u64_to_dec((uint64_t)(e < 0 ? -e : e), p);
     }
     *p = '\0';
     return (size_t)(p - out);

@@ -48,12 +48,29 @@ __attribute__((format(printf, 2, 3))) static const char *kfmt(struct key *k, con
     return k->s;
 }
 
+/* The concatenation of parts[0..n) into k (what kfmt("%s%s...") gives,
+ * without the format parsing: the two helpers below build most keys of
+ * every request); NULL when it does not fit. */
+static const char *kcat(struct key *k, const char *const *parts, size_t n)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(parts[i]);
+        if (l >= sizeof k->s - len)
+            return NULL;
+        memcpy(k->s + len, parts[i], l);
+        len += l;
+    }
+    k->s[len] = '\0';
+    return k->s;
+}
+
 /* prefix + one component. */
 static const char *k1(struct key *k, const char *prefix, const char *a)
 {
     if (!comp_ok(a))
         return NULL;
-    return kfmt(k, "%s%s", prefix, a);
+    return kcat(k, (const char *const[]){prefix, a}, 2);
 }
 
 /* prefix + a + "#" + b. */
@@ -61,7 +78,7 @@ static const char *k2(struct key *k, const char *prefix, const char *a, const ch
 {
     if (!comp_ok(a) || !comp_ok(b))
         return NULL;
-    return kfmt(k, "%s%s#%s", prefix, a, b);
+    return kcat(k, (const char *const[]){prefix, a, "#", b}, 4);
 }
 
 /* The first n chars of a timestamp (its month or day), checked for shape:

@@ -18,8 +18,12 @@
 #include "detect/classify.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "util/buf.h"
 
 static const char *const type_names[DET_NTYPES] = {
     [DET_GEO] = "geographic_anomaly",     [DET_BURST] = "burst_scan",
@@ -88,18 +92,48 @@ static const char *upper_of(const char *sev)
     return "LOW";
 }
 
+/* Text appended into a fixed buffer, cut at its end as snprintf cuts:
+ * the narratives of the scan checks are built for every scan of a product
+ * under attack, and printf's format parsing was most of their cost. */
+struct sbuf {
+    char *s;
+    size_t cap, len; /* len < cap; s[len] == '\0' */
+};
+
+static void sb_mem(struct sbuf *b, const char *p, size_t n)
+{
+    size_t room = b->cap - 1 - b->len;
+    if (n > room)
+        n = room;
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *p)
+{
+    sb_mem(b, p, strlen(p));
+}
+
+static void sb_uint(struct sbuf *b, uint64_t v)
+{
+    char tmp[U64_DEC_MAX];
+    sb_mem(b, tmp, u64_to_dec(v, tmp));
+}
+
 /* "A, B, C": the countries joined, cut with "..." when they do not fit. */
 static void join_countries(const struct det_hit *h, char *out, size_t cap)
 {
-    size_t len = 0;
+    struct sbuf b = {out, cap, 0};
     out[0] = '\0';
     for (size_t i = 0; i < h->ncountries; i++) {
-        int w = snprintf(out + len, cap - len, "%s%s", i ? ", " : "", h->countries[i]);
-        if (w < 0 || (size_t)w >= cap - len - 4) {
-            snprintf(out + len, cap - len, "...");
+        size_t sep = i ? 2 : 0, n = strlen(h->countries[i]);
+        if (sep + n >= cap - b.len - 4) {
+            sb_str(&b, "...");
             return;
         }
-        len += (size_t)w;
+        sb_mem(&b, ", ", sep);
+        sb_mem(&b, h->countries[i], n);
     }
 }
 
@@ -107,18 +141,27 @@ void classify(const struct det_hit *h, unsigned fired, struct classification *c)
 {
     char list[512];
     double conf = 50;
+    struct sbuf nb;
 
-    memset(c, 0, sizeof(*c));
+    /* Everything but the narrative's unused bytes (a kilobyte per hit). */
+    memset(c, 0, offsetof(struct classification, narrative));
+    c->narrative[0] = '\0';
+    c->actions = NULL;
+    c->nactions = 0;
+    c->confidence = 0;
+    nb = (struct sbuf){c->narrative, sizeof(c->narrative), 0};
     c->type = h->type;
     switch (h->type) {
     case DET_GEO:
         c->severity = "high";
         c->attack_vector = "tag_cloning";
         join_countries(h, list, sizeof(list));
-        snprintf(c->narrative, sizeof(c->narrative),
-                 "Scanned from %zu countries (%s) in 24h window. A single physical product "
-                 "cannot travel this fast: possible cloned tag.",
-                 h->ncountries, list);
+        sb_str(&nb, "Scanned from ");
+        sb_uint(&nb, h->ncountries);
+        sb_str(&nb, " countries (");
+        sb_str(&nb, list);
+        sb_str(&nb, ") in 24h window. A single physical product cannot travel this fast: "
+                    "possible cloned tag.");
         c->actions = act_geo;
         c->nactions = N(act_geo);
         conf = 70 + 5.0 * (double)(h->ncountries - DET_GEO_MIN_COUNTRIES);
@@ -126,9 +169,11 @@ void classify(const struct det_hit *h, unsigned fired, struct classification *c)
     case DET_BURST:
         c->severity = "medium";
         c->attack_vector = fired & DET_BIT(DET_TAMPER) ? "brute_force_probe" : "scan_farming";
-        snprintf(c->narrative, sizeof(c->narrative),
-                 "At least %u scans in 1 hour (limit %d). Possible automated scan farming.",
-                 h->scans_in_hour, DET_BURST_MIN_SCANS);
+        sb_str(&nb, "At least ");
+        sb_uint(&nb, h->scans_in_hour);
+        sb_str(&nb, " scans in 1 hour (limit ");
+        sb_uint(&nb, DET_BURST_MIN_SCANS);
+        sb_str(&nb, "). Possible automated scan farming.");
         c->actions = act_burst;
         c->nactions = N(act_burst);
         conf = 60;

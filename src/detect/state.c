@@ -219,11 +219,6 @@ unsigned det_state_scans_between(const struct det_state *st, int64_t from_ms, in
     return n;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 size_t det_state_countries_between(const struct det_state *st, int64_t from_ms, int64_t to_ms,
                                    const char **out)
 {
@@ -231,7 +226,16 @@ size_t det_state_countries_between(const struct det_state *st, int64_t from_ms, 
     for (size_t i = 0; i < st->ncountries; i++)
         if (st->countries[i].last_ms >= from_ms && st->countries[i].last_ms <= to_ms)
             out[n++] = st->countries[i].code;
-    qsort(out, n, sizeof(*out), cmp_str);
+    /* At most DET_COUNTRIES_MAX (32) codes: an insertion sort costs less
+     * than qsort's merge sort with its buffer, on every scan of a product
+     * seen in many countries. */
+    for (size_t i = 1; i < n; i++) {
+        const char *v = out[i];
+        size_t j = i;
+        for (; j > 0 && strcmp(out[j - 1], v) > 0; j--)
+            out[j] = out[j - 1];
+        out[j] = v;
+    }
     return n;
 }
 

@@ -101,18 +101,6 @@ void http_date_update(struct http_date_cache *dc, time_t now)
     dc->sec = now;
 }
 
-/* Appends the decimal form of v. */
-static int put_size(struct buf *out, size_t v)
-{
-    char tmp[24];
-    size_t i = sizeof tmp;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return buf_append(out, tmp + i, sizeof tmp - i);
-}
-
 static int put_status_line(struct buf *out, int status)
 {
     char line[96];
@@ -179,7 +167,7 @@ int http_reply_append(struct buf *out, const struct http_reply_ctx *ctx,
         if (!rc)
             rc = buf_puts(out, "\r\nContent-Length: ");
         if (!rc)
-            rc = put_size(out, res->body.len);
+            rc = buf_put_u64(out, res->body.len);
         if (!rc)
             rc = buf_puts(out, "\r\n");
     }

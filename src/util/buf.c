@@ -79,6 +79,26 @@ int buf_puts(struct buf *b, const char *s)
     return buf_append(b, s, strlen(s));
 }
 
+size_t u64_to_dec(uint64_t v, char *out)
+{
+    char tmp[U64_DEC_MAX];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+int buf_put_u64(struct buf *b, uint64_t v)
+{
+    char tmp[U64_DEC_MAX];
+    return buf_append(b, tmp, u64_to_dec(v, tmp));
+}
+
 int buf_putc(struct buf *b, char c)
 {
     if (b->len + 1 < b->cap && (!b->max || b->len < b->max)) {

@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct buf {
     char *data;
@@ -33,6 +34,12 @@ void buf_consume(struct buf *b, size_t n);
 int buf_append(struct buf *b, const void *p, size_t n);
 int buf_puts(struct buf *b, const char *s);
 int buf_putc(struct buf *b, char c);
+/* Appends the decimal digits of v (no printf). */
+int buf_put_u64(struct buf *b, uint64_t v);
+/* Writes the decimal digits of v and a NUL into out (at least
+ * U64_DEC_MAX bytes); returns the number of digits. */
+#define U64_DEC_MAX 21
+size_t u64_to_dec(uint64_t v, char *out);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 /* Ensures room for n more bytes (plus the NUL); ERR_TOOBIG past the cap. */

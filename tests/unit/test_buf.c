@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,35 @@ static void test_cap(void **state)
     assert_int_equal(buf_reserve(&b, 0), 0);
     assert_int_equal(buf_reserve(&b, SIZE_MAX), ERR_TOOBIG);
     assert_int_equal(b.len, 5);
+    buf_free(&b);
+}
+
+/* Decimal digits without printf, checked against printf over the range. */
+static void test_u64(void **state)
+{
+    (void)state;
+    char got[U64_DEC_MAX], want[32];
+    uint64_t vals[] = {0, 1, 9, 10, 99, 100, 12345, 4294967295u, 18446744073709551615u};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        snprintf(want, sizeof want, "%llu", (unsigned long long)vals[i]);
+        assert_int_equal(u64_to_dec(vals[i], got), strlen(want));
+        assert_string_equal(got, want);
+    }
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 10000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t v = x >> (x % 64);
+        snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+        u64_to_dec(v, got);
+        assert_string_equal(got, want);
+    }
+    struct buf b = BUF_INIT(8);
+    assert_int_equal(buf_puts(&b, "n="), 0);
+    assert_int_equal(buf_put_u64(&b, 420), 0);
+    assert_string_equal(buf_cstr(&b), "n=420");
+    assert_int_equal(buf_put_u64(&b, 1234), ERR_TOOBIG); /* past the cap */
     buf_free(&b);
 }
 
@@ -103,6 +133,7 @@ int main(void)
         cmocka_unit_test(test_append_and_grow),
         cmocka_unit_test(test_cap),
         cmocka_unit_test(test_printf),
+        cmocka_unit_test(test_u64),
         cmocka_unit_test(test_consume_reset_steal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,102 @@ static void test_numbers_round_trip(void **state)
         assert_true(n < CANON_NUM_MAX);
         assert_true(strtod(out, NULL) == d);
     }
+}
+
+/* ECMAScript Number::toString by brute force: the fewest significant
+ * digits that read back as d (printf's correctly rounded %.*e, tried
+ * from 1 to 17 digits), laid out by the spec's rules. */
+static void js_number_ref(double d, char *out)
+{
+    char sci[64], digits[32];
+    int k = 0, e = 0, n;
+    char *p = out;
+    if (d == 0) {
+        strcpy(out, "0");
+        return;
+    }
+    if (d < 0) {
+        *p++ = '-';
+        d = -d;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec - 1, d);
+        if (strtod(sci, NULL) == d || prec == 17)
+            break;
+    }
+    for (const char *c = sci; *c && *c != 'e'; c++)
+        if (*c >= '0' && *c <= '9')
+            digits[k++] = *c;
+    while (k > 1 && digits[k - 1] == '0')
+        k--;
+    digits[k] = '\0';
+    e = atoi(strchr(sci, 'e') + 1);
+    n = e + 1;
+    if (k <= n && n <= 21) {
+        p += sprintf(p, "%s", digits);
+        for (int i = 0; i < n - k; i++)
+            *p++ = '0';
+        *p = '\0';
+    } else if (0 < n && n <= 21) {
+        sprintf(p, "%.*s.%s", n, digits, digits + n);
+    } else if (-6 < n && n <= 0) {
+        p += sprintf(p, "0.");
+        for (int i = 0; i < -n; i++)
+            *p++ = '0';
+        sprintf(p, "%s", digits);
+    } else {
+        sprintf(p, "%c%s%se%c%d", digits[0], k > 1 ? "." : "", digits + 1, e < 0 ? '-' : '+',
+                e < 0 ? -e : e);
+    }
+}
+
+/* The decimal fast path gives what the general algorithm gives: short
+ * decimals (prices, latencies in ms), their neighbours one ulp away, and
+ * random doubles of every magnitude. */
+static void test_numbers_match_reference(void **state)
+{
+    (void)state;
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    char got[CANON_NUM_MAX], want[64];
+    for (int i = 0; i < 200000; i++) {
+        double d;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        switch (i % 4) {
+        case 0: /* m / 10^j */
+            d = (double)(x % 100000000000ull) / pow(10, (double)((x >> 40) % 16));
+            break;
+        case 1: /* the same, one ulp up or down */
+            d = (double)(x % 1000000ull) / pow(10, (double)((x >> 40) % 10));
+            d = nextafter(d, (x >> 63) ? INFINITY : 0);
+            break;
+        case 2: /* microseconds as milliseconds, as the detector's latencies */
+            d = (double)(x % 5000000ull) / 1000.0;
+            break;
+        default:
+            memcpy(&d, &x, sizeof d);
+            if (!isfinite(d))
+                continue;
+        }
+        if ((x >> 20) & 1)
+            d = -d;
+        canon_number_str(d, got);
+        js_number_ref(d, want);
+        if (strcmp(got, want) != 0)
+            fail_msg("%.17g: got %s, want %s", d, got, want);
+    }
+    /* The reference itself, on known Node outputs. */
+    js_number_ref(0.000123, want);
+    assert_string_equal(want, "0.000123");
+    js_number_ref(1234.5678, want);
+    assert_string_equal(want, "1234.5678");
+    js_number_ref(1e21, want);
+    assert_string_equal(want, "1e+21");
+    js_number_ref(100, want);
+    assert_string_equal(want, "100");
+    js_number_ref(0.1 + 0.2, want);
+    assert_string_equal(want, "0.30000000000000004");
 }
 
 static char *canon_of_bytes(const char *s, size_t n)
@@ -289,6 +386,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_numbers_table),
         cmocka_unit_test(test_numbers_round_trip),
+        cmocka_unit_test(test_numbers_match_reference),
         cmocka_unit_test(test_string_escapes),
         cmocka_unit_test(test_string_surrogates_and_invalid),
         cmocka_unit_test(test_write_preserves_order),
