@@ -63,7 +63,7 @@ static const char SCHEMA[] =
     "  PRIMARY KEY(pk, sk)) WITHOUT ROWID;"
     "CREATE INDEX items_gsi1 ON items(gsi1pk, gsi1sk, pk, sk) WHERE gsi1pk IS NOT NULL;"
     "CREATE INDEX items_ttl ON items(ttl) WHERE ttl IS NOT NULL;"
-    "CREATE TABLE stream(seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "CREATE TABLE stream(seq INTEGER PRIMARY KEY, "
     "  ts INTEGER NOT NULL, kind INTEGER NOT NULL, pk TEXT NOT NULL, sk TEXT NOT NULL, image TEXT);"
     "CREATE TABLE checkpoints(reader TEXT PRIMARY KEY, seq INTEGER NOT NULL, "
     "  updated INTEGER NOT NULL) WITHOUT ROWID;"
@@ -89,7 +89,8 @@ static const char *const SQL[ST_N] = {
                 "VALUES(?1, ?2, NULL, NULL, NULL, ?3, ?4) ON CONFLICT(pk, sk) DO NOTHING",
     [ST_COUNTER] = "INSERT INTO counters(pk, sk, attr, n) VALUES(?1, ?2, 'scanCount', ?3) "
                    "ON CONFLICT(pk, sk, attr) DO UPDATE SET n = n + excluded.n",
-    [ST_STREAM] = "INSERT INTO stream(ts, kind, pk, sk, image) VALUES(?1, ?2, ?3, ?4, ?5)",
+    /* seq given by the writer, as store_sqlite.c does (schema 2) */
+    [ST_STREAM] = "INSERT INTO stream(seq, ts, kind, pk, sk, image) VALUES(?6, ?1, ?2, ?3, ?4, ?5)",
     [ST_OPSLOG] = "INSERT INTO items(pk, sk, gsi1pk, gsi1sk, ttl, size, body) "
                   "VALUES(?1, ?2, 'OPS_LOG', ?3, NULL, ?4, ?5) ON CONFLICT(pk, sk) DO NOTHING",
     [ST_ALERT] = "INSERT INTO items(pk, sk, gsi1pk, gsi1sk, ttl, size, body) "
@@ -232,6 +233,7 @@ static int stream_add(struct raw *r, int64_t ms, int kind, const char *pk, const
     sqlite3_bind_text(st, 4, sk, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, image, len, SQLITE_STATIC);
     r->seq++;
+    sqlite3_bind_int64(st, 6, r->seq);
     return step(r, ST_STREAM);
 }
 

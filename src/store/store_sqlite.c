@@ -84,6 +84,7 @@ enum stmt_id {
     ST_Q_GSI_DESC_BEFORE,
     ST_STREAM_READ,
     ST_HEAD,
+    ST_FLOOR_SET,
     ST_CP_GET,
     ST_CP_SET,
     ST_TRIM_BOUNDARY,
@@ -123,7 +124,10 @@ static const char *const SQL[ST_COUNT] = {
     [ST_REPLACE] = "UPDATE items SET gsi1pk = ?3, gsi1sk = ?4, ttl = ?5, size = ?6, body = ?7 "
                    "WHERE pk = ?1 AND sk = ?2",
     [ST_DELETE] = "DELETE FROM items WHERE pk = ?1 AND sk = ?2 RETURNING size",
-    [ST_STREAM_ADD] = "INSERT INTO stream(ts, kind, pk, sk, image) VALUES(?1, ?2, ?3, ?4, ?5)",
+    /* seq (?6) is given by stream_add; NULL lets a schema-1 database's
+     * AUTOINCREMENT choose it. */
+    [ST_STREAM_ADD] = "INSERT INTO stream(seq, ts, kind, pk, sk, image) "
+                      "VALUES(?6, ?1, ?2, ?3, ?4, ?5)",
     [ST_Q_TABLE_ASC] = Q_TABLE " ORDER BY sk LIMIT ?5",
     [ST_Q_TABLE_DESC] = Q_TABLE " ORDER BY sk DESC LIMIT ?5",
     [ST_Q_GSI_ASC] = Q_GSI Q_GSI_ORDER_ASC,
@@ -132,7 +136,14 @@ static const char *const SQL[ST_COUNT] = {
     [ST_Q_GSI_DESC_BEFORE] = Q_GSI " AND (gsi1sk, pk, sk) < (?6, ?7, ?8)" Q_GSI_ORDER_DESC,
     [ST_STREAM_READ] = "SELECT seq, ts, kind, pk, sk, image FROM stream "
                        "WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3",
-    [ST_HEAD] = "SELECT seq FROM sqlite_sequence WHERE name = 'stream'",
+    /* The highest seq ever given: the newest record, or the floor that
+     * trimming left when it removed the newest (SQL_HEAD_SCHEMA1 for
+     * schema-1 databases). */
+    [ST_HEAD] =
+        "SELECT max(coalesce((SELECT max(seq) FROM stream), 0), "
+        "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'stream_floor'), 0))",
+    [ST_FLOOR_SET] = "INSERT INTO meta(key, value) VALUES('stream_floor', ?1) "
+                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
     [ST_CP_GET] = "SELECT seq FROM checkpoints WHERE reader = ?1",
     [ST_CP_SET] =
         "INSERT INTO checkpoints(reader, seq, updated) VALUES(?1, ?2, ?3) "
@@ -145,6 +156,11 @@ static const char *const SQL[ST_COUNT] = {
     [ST_DATA_VERSION] = "PRAGMA data_version",
 };
 
+/* Schema 1 gave stream.seq AUTOINCREMENT, whose bookkeeping row in
+ * sqlite_sequence cost a quarter of every stream insert; such databases
+ * keep it (and this head) and are read and written as before. */
+static const char SQL_HEAD_SCHEMA1[] = "SELECT seq FROM sqlite_sequence WHERE name = 'stream'";
+
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS items(pk TEXT NOT NULL, sk TEXT NOT NULL, gsi1pk TEXT, "
@@ -153,11 +169,11 @@ static const char SCHEMA[] =
     "CREATE INDEX IF NOT EXISTS items_gsi1 ON items(gsi1pk, gsi1sk, pk, sk) "
     "  WHERE gsi1pk IS NOT NULL;"
     "CREATE INDEX IF NOT EXISTS items_ttl ON items(ttl) WHERE ttl IS NOT NULL;"
-    "CREATE TABLE IF NOT EXISTS stream(seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "CREATE TABLE IF NOT EXISTS stream(seq INTEGER PRIMARY KEY, "
     "  ts INTEGER NOT NULL, kind INTEGER NOT NULL, pk TEXT NOT NULL, sk TEXT NOT NULL, image TEXT);"
     "CREATE TABLE IF NOT EXISTS checkpoints(reader TEXT PRIMARY KEY, seq INTEGER NOT NULL, "
     "  updated INTEGER NOT NULL) WITHOUT ROWID;"
-    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1');";
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '2');";
 
 /*
  * Process-wide SQLite settings, made once before SQLite initializes (the
@@ -196,6 +212,7 @@ struct sq {
     bool wal_written;          /* the WAL hook ran in the commit just made */
     bool restart_due;          /* the WAL hook asks for an inline checkpoint */
     uint64_t txn_seq;          /* highest seq written in the open transaction */
+    bool schema1;              /* stream.seq is AUTOINCREMENT (a schema-1 database) */
     uint64_t sub_seq;          /* txn_seq when the open sub-batch began */
     bool op_wrote;             /* the current write operation changed something */
     bool read_open;            /* a shared read snapshot is open (see read_prepare) */
@@ -488,12 +505,34 @@ static int wtx_end(struct sq *q, int rc, const struct wtx *w)
 
 /* ---------- item access inside a scope ---------- */
 
+/* Reads the stream head (ST_HEAD) inside the open write transaction. */
+static int head_locked(struct sq *q, uint64_t *head)
+{
+    sqlite3_stmt *st = q->st[ST_HEAD];
+    int rc = sqlite3_step(st);
+    *head = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : map_rc(rc);
+}
+
 /* Appends a stream record (image NULL for REMOVE). */
 static int stream_add(struct sq *q, int kind, const char *pk, const char *sk, const char *image,
                       size_t len)
 {
     sqlite3_stmt *st = q->st[ST_STREAM_ADD];
+    uint64_t base = q->txn_seq;
     int rc;
+    /* The next seq: one past the highest this transaction wrote, or past
+     * the head read under the write lock that the transaction holds. */
+    if (!q->schema1 && !base) {
+        rc = head_locked(q, &base);
+        if (rc)
+            return rc;
+    }
+    if (q->schema1)
+        sqlite3_bind_null(st, 6);
+    else
+        sqlite3_bind_int64(st, 6, (int64_t)(base + 1));
     sqlite3_bind_int64(st, 1, store_now_ms(&q->base));
     sqlite3_bind_int(st, 2, kind);
     bind_text(st, 3, pk);
@@ -1390,6 +1429,16 @@ static int sq_stream_trim(struct store *s, int64_t cutoff_ms, size_t *trimmed)
             break;
         rc = wtx_begin(q, false, &tx);
         changes = 0;
+        if (!rc && !q->schema1) {
+            /* The head survives the records: it becomes the floor, so that
+             * seq goes on from it even when nothing is left. */
+            uint64_t head = 0;
+            rc = head_locked(q, &head);
+            if (!rc) {
+                sqlite3_bind_int64(q->st[ST_FLOOR_SET], 1, (int64_t)head);
+                rc = run(q, ST_FLOOR_SET);
+            }
+        }
         if (!rc) {
             st = q->st[ST_TRIM_DELETE];
             sqlite3_bind_int64(st, 1, boundary);
@@ -1643,11 +1692,20 @@ static int sq_setup(struct sq *q, const struct store_options *o, char *err, size
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(q->db, "SELECT value FROM meta WHERE key = 'schema_version'",
                               pragma_text_cb, ver, &msg);
-        if (rc == SQLITE_OK && atoi(ver) != STORE_SQLITE_SCHEMA_VERSION) {
+        if (rc == SQLITE_OK &&
+            (atoi(ver) < STORE_SQLITE_SCHEMA_OLDEST || atoi(ver) > STORE_SQLITE_SCHEMA_VERSION)) {
             sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
-            snprintf(err, errlen, "%s: schema version %s, this build reads %d", o->path, ver,
-                     STORE_SQLITE_SCHEMA_VERSION);
+            snprintf(err, errlen, "%s: schema version %s, this build reads %d to %d", o->path, ver,
+                     STORE_SQLITE_SCHEMA_OLDEST, STORE_SQLITE_SCHEMA_VERSION);
             return ERR_INVALID;
+        }
+        if (rc == SQLITE_OK) {
+            char ai[16] = "";
+            rc = sqlite3_exec(q->db,
+                              "SELECT instr(upper(sql), 'AUTOINCREMENT') > 0 FROM sqlite_master "
+                              "WHERE type = 'table' AND name = 'stream'",
+                              pragma_text_cb, ai, &msg);
+            q->schema1 = atoi(ai) != 0;
         }
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, &msg);
@@ -1660,7 +1718,8 @@ static int sq_setup(struct sq *q, const struct store_options *o, char *err, size
         return map_rc(rc) ? map_rc(rc) : ERR_IO;
     }
     for (int i = 0; i < ST_COUNT; i++) {
-        rc = sqlite3_prepare_v3(q->db, SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &q->st[i], NULL);
+        const char *sql = i == ST_HEAD && q->schema1 ? SQL_HEAD_SCHEMA1 : SQL[i];
+        rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &q->st[i], NULL);
         if (rc != SQLITE_OK) {
             snprintf(err, errlen, "%s: preparing statement %d: %s", o->path, i,
                      sqlite3_errmsg(q->db));

@@ -5,22 +5,30 @@
  * rest of the store API; this header only names the schema version the
  * driver writes, for tools and tests that inspect a database file.
  *
- * File layout (schema version 1):
+ * File layout (schema version 2):
  *   items(pk, sk, gsi1pk, gsi1sk, ttl, size, body)  WITHOUT ROWID,
  *       primary key (pk, sk); partial indexes on (gsi1pk, gsi1sk, pk, sk)
  *       and on ttl.  body is the item's canonical JSON; size its DynamoDB
  *       size.
- *   stream(seq AUTOINCREMENT, ts, kind, pk, sk, image)  the change stream;
+ *   stream(seq, ts, kind, pk, sk, image)  the change stream; seq is one past
+ *       the head (the newest record's seq, or meta "stream_floor" after
+ *       trimming removed it), given by the writer under the write lock;
  *       kind 0 INSERT, 1 MODIFY, 2 REMOVE; image NULL for REMOVE.
+ *       Schema 1 (still opened and written) had seq AUTOINCREMENT and the
+ *       head in sqlite_sequence.
  *   checkpoints(reader, seq, updated)  stream readers' positions.
- *   meta(key, value)  "schema_version".
+ *   meta(key, value)  "schema_version", "stream_floor".
  */
 #ifndef GP_STORE_STORE_SQLITE_H
 #define GP_STORE_STORE_SQLITE_H
 
 #include "store/store.h"
 
-#define STORE_SQLITE_SCHEMA_VERSION 1
+/* The schema a new database gets, and the oldest this build still opens
+ * (1: stream.seq AUTOINCREMENT; 2: seq given by the driver, the head kept
+ * in meta "stream_floor" when trimming removes the newest record). */
+#define STORE_SQLITE_SCHEMA_VERSION 2
+#define STORE_SQLITE_SCHEMA_OLDEST  1
 /* WAL pages between automatic checkpoints under store_set_bulk(). */
 #define STORE_SQLITE_BULK_CHECKPOINT 10000
 

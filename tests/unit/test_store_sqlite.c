@@ -2,7 +2,8 @@
  * test_store_sqlite.c - runs the store conformance suite on the SQLite
  * driver, then checks what is specific to it: WAL mode and durability
  * pragmas, the schema version guard, two connections sharing one file,
- * and that a file that is not a database is refused with a message.
+ * that a file that is not a database is refused with a message, and how
+ * stream seqs are given in both schema versions.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,6 +99,149 @@ static void t_pragmas(void **state)
     err[0] = '\0';
     assert_null(store_open_sqlite(&o, err, sizeof(err)));
     assert_non_null(strstr(err, "schema version"));
+    cleanup_db(&g_db);
+}
+
+static void put_json(struct store *s, const char *json)
+{
+    cJSON *it = cJSON_Parse(json);
+    assert_non_null(it);
+    assert_int_equal(store_put(s, it, NULL), 0);
+    cJSON_Delete(it);
+}
+
+static uint64_t head_of(struct store *s)
+{
+    uint64_t h = 0;
+    assert_int_equal(store_stream_head(s, &h), 0);
+    return h;
+}
+
+/* The newest record's seq, read with a separate connection. */
+static long long newest_seq(const char *path)
+{
+    char v[32];
+    sql1(path, "SELECT coalesce(max(seq), 0) FROM stream", v, sizeof(v));
+    return atoll(v);
+}
+
+/*
+ * Schema 2: stream.seq is no AUTOINCREMENT (no sqlite_sequence row to
+ * update on every insert); the driver gives seq itself, one past the
+ * head, and a trim that removes the newest record leaves the head in
+ * meta, so seq never goes back - also for a second connection that did
+ * not see the trim.
+ */
+static void t_stream_seq_schema2(void **state)
+{
+    (void)state;
+    char v[256], err[256];
+    cleanup_db(&g_db);
+    struct store_options o = {.path = g_db.path, .durability = STORE_DURABILITY_NORMAL};
+    struct store *a = store_open_sqlite(&o, err, sizeof(err)), *b;
+    assert_non_null(a);
+    sql1(g_db.path, "SELECT sql FROM sqlite_master WHERE name = 'stream'", v, sizeof(v));
+    assert_null(strstr(v, "AUTOINCREMENT"));
+    sql1(g_db.path, "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_sequence'", v,
+         sizeof(v));
+    assert_string_equal(v, "0");
+    b = store_open_sqlite(&o, err, sizeof(err));
+    assert_non_null(b);
+    put_json(a, "{\"PK\":\"A\",\"SK\":\"1\"}");
+    put_json(b, "{\"PK\":\"A\",\"SK\":\"2\"}");
+    put_json(a, "{\"PK\":\"A\",\"SK\":\"3\"}");
+    assert_int_equal(newest_seq(g_db.path), 3);
+    assert_int_equal(head_of(a), 3);
+    assert_int_equal(head_of(b), 3);
+    /* a group commit of several writes: consecutive seqs */
+    assert_int_equal(store_batch_begin(b), 0);
+    put_json(b, "{\"PK\":\"A\",\"SK\":\"4\"}");
+    put_json(b, "{\"PK\":\"A\",\"SK\":\"5\"}");
+    assert_int_equal(store_batch_commit(b), 0);
+    assert_int_equal(newest_seq(g_db.path), 5);
+    /* everything trimmed: the head stays, the next write goes on from it */
+    size_t trimmed = 0;
+    assert_int_equal(store_stream_trim(a, INT64_MAX / 2, &trimmed), 0);
+    assert_int_equal(trimmed, 5);
+    assert_int_equal(newest_seq(g_db.path), 0);
+    assert_int_equal(head_of(a), 5);
+    sql1(g_db.path, "SELECT value FROM meta WHERE key = 'stream_floor'", v, sizeof(v));
+    assert_string_equal(v, "5");
+    put_json(b, "{\"PK\":\"A\",\"SK\":\"6\"}");
+    assert_int_equal(newest_seq(g_db.path), 6);
+    store_close(b);
+    store_close(a);
+    a = store_open_sqlite(&o, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(head_of(a), 6);
+    struct stream_record *r = NULL;
+    size_t n = 0;
+    assert_int_equal(store_stream_read(a, 0, 10, &r, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].seq, 6);
+    assert_string_equal(r[0].sk, "6");
+    store_stream_free(r, n);
+    store_close(a);
+    cleanup_db(&g_db);
+}
+
+/*
+ * A schema-1 file (stream.seq AUTOINCREMENT, written by earlier builds)
+ * opens, keeps its layout and version, and its seq goes on from
+ * sqlite_sequence, also after everything was trimmed.
+ */
+static void t_stream_seq_schema1(void **state)
+{
+    (void)state;
+    char v[256], err[256];
+    sqlite3 *db;
+    cleanup_db(&g_db);
+    assert_int_equal(sqlite3_open(g_db.path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(
+            db,
+            "PRAGMA journal_mode=WAL;"
+            "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+            "CREATE TABLE items(pk TEXT NOT NULL, sk TEXT NOT NULL, gsi1pk TEXT, gsi1sk TEXT, "
+            "  ttl REAL, size INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY(pk, sk)) "
+            "  WITHOUT ROWID;"
+            "CREATE INDEX items_gsi1 ON items(gsi1pk, gsi1sk, pk, sk) WHERE gsi1pk IS NOT NULL;"
+            "CREATE INDEX items_ttl ON items(ttl) WHERE ttl IS NOT NULL;"
+            "CREATE TABLE stream(seq INTEGER PRIMARY KEY AUTOINCREMENT, ts INTEGER NOT NULL, "
+            "  kind INTEGER NOT NULL, pk TEXT NOT NULL, sk TEXT NOT NULL, image TEXT);"
+            "CREATE TABLE checkpoints(reader TEXT PRIMARY KEY, seq INTEGER NOT NULL, "
+            "  updated INTEGER NOT NULL) WITHOUT ROWID;"
+            "INSERT INTO meta VALUES('schema_version', '1');"
+            "INSERT INTO items VALUES('OLD', '1', NULL, NULL, NULL, 20, "
+            "  '{\"PK\":\"OLD\",\"SK\":\"1\"}');"
+            "INSERT INTO stream(seq, ts, kind, pk, sk, image) VALUES(41, 1, 0, 'OLD', '1', "
+            "  '{\"PK\":\"OLD\",\"SK\":\"1\"}');",
+            NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+
+    struct store_options o = {.path = g_db.path, .durability = STORE_DURABILITY_NORMAL};
+    struct store *s = store_open_sqlite(&o, err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(head_of(s), 41);
+    put_json(s, "{\"PK\":\"A\",\"SK\":\"1\"}");
+    assert_int_equal(newest_seq(g_db.path), 42);
+    assert_int_equal(head_of(s), 42);
+    size_t trimmed = 0;
+    assert_int_equal(store_stream_trim(s, INT64_MAX / 2, &trimmed), 0);
+    assert_int_equal(trimmed, 2);
+    assert_int_equal(head_of(s), 42);
+    store_close(s);
+    s = store_open_sqlite(&o, err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(head_of(s), 42);
+    put_json(s, "{\"PK\":\"A\",\"SK\":\"2\"}");
+    assert_int_equal(newest_seq(g_db.path), 43);
+    store_close(s);
+    sql1(g_db.path, "SELECT value FROM meta WHERE key = 'schema_version'", v, sizeof(v));
+    assert_string_equal(v, "1");
+    sql1(g_db.path, "SELECT sql FROM sqlite_master WHERE name = 'stream'", v, sizeof(v));
+    assert_non_null(strstr(v, "AUTOINCREMENT"));
     cleanup_db(&g_db);
 }
 
@@ -500,9 +644,14 @@ int main(void)
     snprintf(g_db.path, sizeof(g_db.path), "%s/store.db", tmpl);
     fails = store_conformance_run("store_conformance_sqlite", open_db, cleanup_db, &g_db);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_pragmas),         cmocka_unit_test(t_not_a_database),
-        cmocka_unit_test(t_two_connections), cmocka_unit_test(t_faults),
-        cmocka_unit_test(t_subbatch),        cmocka_unit_test(t_synchronous_levels),
+        cmocka_unit_test(t_pragmas),
+        cmocka_unit_test(t_not_a_database),
+        cmocka_unit_test(t_two_connections),
+        cmocka_unit_test(t_faults),
+        cmocka_unit_test(t_subbatch),
+        cmocka_unit_test(t_synchronous_levels),
+        cmocka_unit_test(t_stream_seq_schema2),
+        cmocka_unit_test(t_stream_seq_schema1),
     };
     fails += cmocka_run_group_tests_name("store_sqlite", tests, NULL, NULL);
     cleanup_db(&g_db);
