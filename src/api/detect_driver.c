@@ -332,6 +332,7 @@ struct detect_driver *detect_driver_new(struct app *a, const struct detect_drive
     }
     dc.batch_size = cfg->batch_size;
     dc.batch_window_s = cfg->batch_window_s;
+    dc.opslog_changes = cfg->opslog_changes;
     d = xcalloc(1, sizeof *d);
     d->app = a;
     d->loop = app_loop(a);

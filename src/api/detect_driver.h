@@ -35,6 +35,7 @@ struct detect_driver_config {
     double batch_window_s; /* wait for a full batch up to this long; 0 = none */
     double poke_s;         /* 0 -> DETECT_DRIVER_POKE_S (scaled) */
     double budget_ms;      /* 0 -> DETECT_DRIVER_BUDGET_MS */
+    bool opslog_changes;   /* det_proc_cfg.opslog_changes (`--ops-log changes`) */
 };
 
 /*

@@ -302,14 +302,15 @@ static int start_services(struct backend *b, const struct opt_values *o,
             if (lead)
                 log_warn("the threat detector is off (--no-detector): run `genuproof detect`");
         } else {
-            struct ddb_detector_config dc = {.s = b->store,
-                                             .endpoint = opt_str(o, "dynamodb"),
-                                             .table = opt_str(o, "table"),
-                                             .batch_size = (size_t)opt_int(o, "detector-batch"),
-                                             .fold_scan_counts =
-                                                 store_counters_by_detector(b->store),
-                                             .on_work = work_cb,
-                                             .on_work_arg = b};
+            struct ddb_detector_config dc = {
+                .s = b->store,
+                .endpoint = opt_str(o, "dynamodb"),
+                .table = opt_str(o, "table"),
+                .batch_size = (size_t)opt_int(o, "detector-batch"),
+                .fold_scan_counts = store_counters_by_detector(b->store),
+                .opslog_changes = !strcmp(opt_str(o, "ops-log"), "changes"),
+                .on_work = work_cb,
+                .on_work_arg = b};
             b->ddb_det = ddb_detector_new(&dc, err, sizeof err);
             if (!b->ddb_det || ddb_detector_start(b->ddb_det, b->loop)) {
                 log_error("Streams detector: %s", b->ddb_det ? "cannot start" : err);
@@ -325,6 +326,7 @@ static int start_services(struct backend *b, const struct opt_values *o,
         struct detect_driver_config dc = {
             .batch_size = (size_t)opt_int(o, "detector-batch"),
             .batch_window_s = (double)opt_int(o, "detector-window"),
+            .opslog_changes = !strcmp(opt_str(o, "ops-log"), "changes"),
         };
         b->detector = detect_driver_new(b->app, &dc, err, sizeof err);
         if (!b->detector) {

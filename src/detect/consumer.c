@@ -405,6 +405,7 @@ static int try_batch(struct detector *d, uint64_t after, uint64_t last,
         .reader = d->reader,
         .velocity = {.min_total = d->cfg.velocity_min_total, .min_rate = d->cfg.velocity_min_rate},
         .now_ms = wall_ms(d),
+        .opslog_changes = d->cfg.opslog_changes,
     };
     struct det_proc *p = NULL;
     struct det_state_cache *c = d->cache, *tmp = NULL;

@@ -78,6 +78,8 @@ struct detector_config {
      * writes them in every batch. */
     unsigned state_flush_batches;
     bool no_defer_states;
+    /* det_proc_cfg.opslog_changes (`--ops-log changes`) */
+    bool opslog_changes;
     /* Records per batch while the detector is at least
      * DETECTOR_BULK_LAG_BATCHES batches behind the stream's head (0 ->
      * DETECTOR_BATCH_MAX; batch_size or less: no catch-up batches).

@@ -438,6 +438,7 @@ static int run_shard(struct ddb_detector *d, struct shard_run *r, size_t *proces
         .velocity = {.min_total = d->cfg.velocity_min_total, .min_rate = d->cfg.velocity_min_rate},
         .now_ms = wall_ms(d),
         .fold_scan_counts = d->cfg.fold_scan_counts,
+        .opslog_changes = d->cfg.opslog_changes,
     };
     struct ddbd_target t = {.reader = d->reader,
                             .shard = r->id,

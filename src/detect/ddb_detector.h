@@ -74,6 +74,8 @@ struct ddb_detector_config {
      * store_counters_by_detector(): the request path then does not
      * count scans. */
     bool fold_scan_counts;
+    /* det_proc_cfg.opslog_changes (`--ops-log changes`) */
+    bool opslog_changes;
     /* Optional: called after a batch committed work items for the API
      * processes (webhook deliveries, classification jobs), so that the
      * takers of the same process look at once instead of at their next

@@ -697,6 +697,25 @@ static int log_verdict(struct det_proc *p, const struct det_product *pr, const s
     return 0;
 }
 
+/* A scan's verdict in 32 bits (0: no check fired): what `--ops-log
+ * changes` compares with the product's previous scan's. */
+static uint32_t verdict_sig(unsigned fired, const struct det_verdict *v)
+{
+    const char *parts[2] = {v->c.severity, v->c.attack_vector};
+    uint32_t nums[2] = {fired, (uint32_t)v->c.confidence};
+    uint32_t h = 2166136261u;
+    if (!v->any)
+        return 0;
+    for (size_t i = 0; i < 2; i++) {
+        for (const char *s = parts[i] ? parts[i] : ""; *s; s++)
+            h = (h ^ (unsigned char)*s) * 16777619u;
+        h = (h ^ 0xffu) * 16777619u;
+        for (int b = 0; b < 32; b += 8)
+            h = (h ^ ((nums[i] >> b) & 0xffu)) * 16777619u;
+    }
+    return h ? h : 1;
+}
+
 /* ---------- records ---------- */
 
 /* Collect mode: true (and counted) when the product's stored state
@@ -763,6 +782,7 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
     struct det_origin o;
     struct det_verdict v = {0};
     unsigned fired = 0, n = 0;
+    size_t created;
     int rc;
 
     if (key_parse_scan_sk(r->sk, key_ts))
@@ -814,10 +834,16 @@ static int add_scan(struct det_proc *p, const struct stream_record *r, const cha
                             .city = sc.city && strlen(sc.city) <= 128 ? sc.city : NULL,
                             .agent = "threat_detector",
                             .trigger = "scan_event"};
+    created = p->counts.alerts_created;
     for (unsigned i = 0; !rc && i < n; i++)
         rc = emit(p, pr, &o, &hits[i], fired, &v);
-    if (!rc)
-        rc = log_verdict(p, pr, &o, fired, &v);
+    if (!rc) {
+        uint32_t sig = verdict_sig(fired, &v);
+        if (!p->cfg.opslog_changes || p->counts.alerts_created != created ||
+            sig != pr->state.last_verdict)
+            rc = log_verdict(p, pr, &o, fired, &v);
+        pr->state.last_verdict = sig;
+    }
     if (!rc)
         mark_applied(p, pr);
     return rc;

@@ -64,6 +64,11 @@ struct det_proc_cfg {
     /* Warm-up after a restart: records only update the window states (no
      * checks, alerts, ops-log or DLQ writes); the caller never flushes. */
     bool state_only;
+    /* `--ops-log changes`: a classified scan gets its ops-log entry only
+     * when it raised an alert or its verdict (fired checks, severity,
+     * attack vector, confidence) differs from the product's previous
+     * scan's; false (`every`, API.md §6.5): every classified scan. */
+    bool opslog_changes;
 };
 
 /* What a batch did (valid after det_proc_flush). */

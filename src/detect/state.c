@@ -153,6 +153,10 @@ void det_state_from_item(struct det_state *st, const cJSON *item)
                      cJSON_IsString(actor) ? actor->valuestring : "");
         }
     }
+    v = cJSON_GetObjectItemCaseSensitive(item, "lastVerdict");
+    if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= UINT32_MAX &&
+        v->valuedouble == floor(v->valuedouble))
+        st->last_verdict = (uint32_t)v->valuedouble;
 }
 
 /* Adds v under the constant name (a string literal: not copied). */
@@ -198,6 +202,9 @@ cJSON *det_state_to_item(const struct det_state *st, const char *product_id)
         add_cs(ev, "timestamp", cJSON_CreateString(st->last_event.timestamp));
         add_cs(ev, "actor", cJSON_CreateString(st->last_event.actor));
         add_cs(item, "lastEvent", ev);
+    }
+    if (st->last_verdict) {
+        add_cs(item, "lastVerdict", cJSON_CreateNumber(st->last_verdict));
     }
     return item;
 }

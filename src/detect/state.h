@@ -43,6 +43,7 @@ struct det_state {
     int64_t recent[DET_BURST_MIN_SCANS]; /* newest scan times, ascending */
     bool has_event;                      /* last_event is set */
     struct det_prev_event last_event;
+    uint32_t last_verdict; /* the previous scan's verdict (process.c), 0: none */
     /* Last, so that a copy may stop after the ncountries used (the state
      * cache keeps only those). */
     size_t ncountries;

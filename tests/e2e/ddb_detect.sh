@@ -182,6 +182,23 @@ echo "$out" | jq -e '(.id | length) > 0 and (.secret | startswith("whsec_")) and
 out=$(curl -s -H "$A" "$api/api/webhooks?brandId=$brand")
 echo "$out" | jq -e '.webhooks | length == 1' >/dev/null && pass "and listed" || fail "list: $out"
 
+# ---- `detect --ops-log changes` on a table of its own ----
+table=gp-detect-e2e-changes
+if "$GENUPROOF_BIN" table create --dynamodb "$url" --table "$table" --wait 30 >/dev/null 2>"$dir/create2.log"; then
+    helper burst pc || fail "seeding the burst (changes)"
+    "$GENUPROOF_BIN" detect --dynamodb "$url" --table "$table" --worker-id wc \
+        --lease-s "$lease_s" --poll-ms 100 --ops-log changes >>"$dir/wc.log" 2>&1 &
+    pids+=($!)
+    if wait_stats 30 '.burst == 1 and .counts.burst_scan == [3]'; then
+        sj '.opslog == 1' && pass "--ops-log changes: one entry for the 3 burst scans of one verdict" ||
+            fail "--ops-log changes: $S"
+    else
+        fail "--ops-log changes: the burst was not raised: $S"
+    fi
+else
+    fail "second table create"; cat "$dir/create2.log"
+fi
+
 for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 if [ "$fails" -eq 0 ]; then exit 0; fi

@@ -294,6 +294,20 @@ check_json "window: scans written by another process count (12 in the hour -> bu
 req GET /metrics
 check "window: verifies went through the memo" '[ "$(awk "/^genuproof_verify_memo_lookups_total{result=\"hit\"} /{print \$2}" <<<"$BODY")" -ge 3 ]'
 
+# ---- --ops-log changes: an entry per change of a product's verdict ----
+gp_restart --rate-limit 0 --ops-log changes || gp_finish
+P_OPS=$(register "Calatrava")
+for c in US FR JP JP JP DE DE; do verify "$P_OPS" "$c"; done
+wait_caught_up
+req GET "/api/ops-log?limit=200"
+check_json "ops-log changes: the alert (70) and the 4th country (75), not the 3 repeats" \
+    "[.entries[] | select(.productId == \"$P_OPS\")] | map(.aiConfidence) | sort == [70, 75]"
+threats
+check_json "ops-log changes: the alert still counts every classified scan (5)" "$(of "$P_OPS" geographic_anomaly) | length == 1 and .[0].count == 5"
+"$GENUPROOF_BIN" serve --ops-log sometimes >/dev/null 2>&1
+RC=$?
+check "--ops-log sometimes -> exit 2" '[ $RC = 2 ]'
+
 # ---- option checks ----
 "$GENUPROOF_BIN" serve --detector-batch 0 >/dev/null 2>&1
 RC=$?

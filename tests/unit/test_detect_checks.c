@@ -111,6 +111,7 @@ static void t_state_item_roundtrip(void **state)
         det_state_add_scan(&a, t + i * MIN, i % 2 ? "FR" : "US");
     ev.ts_ms = t;
     det_state_set_event(&a, &ev);
+    a.last_verdict = 4000000000u;
     item = det_state_to_item(&a, "p1");
     assert_non_null(item);
     assert_string_equal(cJSON_GetObjectItem(item, "PK")->valuestring, "PRODUCT#p1");
@@ -129,7 +130,18 @@ static void t_state_item_roundtrip(void **state)
     assert_int_equal(b.ncountries, 1);
     assert_string_equal(b.countries[0].code, "FR");
     assert_false(b.has_event);
+    assert_int_equal(b.last_verdict, 0);
     cJSON_Delete(bad);
+    /* lastVerdict: a whole number in 1..2^32-1, else none. */
+    static const char *const verdicts[] = {"{\"lastVerdict\":-1}", "{\"lastVerdict\":1.5}",
+                                           "{\"lastVerdict\":4294967296}",
+                                           "{\"lastVerdict\":\"7\"}", "{\"lastVerdict\":7}"};
+    for (size_t i = 0; i < 5; i++) {
+        bad = cJSON_Parse(verdicts[i]);
+        det_state_from_item(&b, bad);
+        assert_int_equal(b.last_verdict, i == 4 ? 7 : 0);
+        cJSON_Delete(bad);
+    }
     det_state_from_item(&b, NULL);
     assert_int_equal(b.scans, 0);
 }

@@ -85,6 +85,63 @@ static void t_geo_cloned_tag(void **state)
     detector_free(d);
 }
 
+/* `--ops-log changes`: the same alerts as above, but an ops-log entry only
+ * for the scans that raise an alert or change the product's verdict
+ * (here: the confidence rising with each new country); the verdict is
+ * kept in the product's stored window state, so a restarted detector
+ * does not log it again. */
+static void t_opslog_changes(void **state)
+{
+    struct fx *f = *state;
+    struct detector_config c = {.batch_size = 7, .clock_ms = fx_clock, .opslog_changes = true};
+    struct detector *d = detector_new(f->s, &c);
+    char ts[ISO_LEN + 1];
+    cJSON *alerts, *log;
+    const cJSON *a;
+
+    assert_non_null(d);
+    fx_product(f, "p1", BRAND, CREATED);
+    fx_scan(f, "p1", fx_ts(ts, T0, 0), "US");
+    fx_scan(f, "p1", fx_ts(ts, T0, 30), "FR");
+    fx_scan(f, "p1", fx_ts(ts, T0, 60), "JP"); /* raises the alert: logged */
+    for (int i = 0; i < 20; i++)               /* 4 countries: logged once */
+        fx_scan(f, "p1", fx_ts(ts, T0, 67 + 7 * i), "DE");
+    fx_run(d);
+    alerts = fx_alerts(f, BRAND);
+    assert_int_equal(cJSON_GetArraySize(alerts), 1);
+    a = cJSON_GetArrayItem(alerts, 0);
+    assert_true(fx_num(a, "count") == 21);
+    log = fx_opslog(f, "2026-06-20");
+    assert_int_equal(cJSON_GetArraySize(log), 2);
+    assert_true(fx_num(cJSON_GetArrayItem(log, 0), "aiConfidence") == 70);
+    assert_string_equal(fx_str(cJSON_GetArrayItem(log, 0), "timestamp"),
+                        "2026-06-20T11:00:00.000Z");
+    assert_true(fx_num(cJSON_GetArrayItem(log, 1), "aiConfidence") == 75);
+    assert_string_equal(fx_str(cJSON_GetArrayItem(log, 1), "timestamp"), fx_ts(ts, T0, 67));
+    cJSON_Delete(alerts);
+    cJSON_Delete(log);
+    detector_free(d);
+
+    /* A new detector (window states read back from the store): the same
+     * verdict is not logged again; a fifth country changes it. */
+    d = detector_new(f->s, &c);
+    assert_non_null(d);
+    for (int i = 0; i < 5; i++) /* 20 minutes apart: never a burst */
+        fx_scan(f, "p1", fx_ts(ts, T0, 300 + 20 * i), "DE");
+    fx_scan(f, "p1", fx_ts(ts, T0, 400), "BR");
+    fx_scan(f, "p1", fx_ts(ts, T0, 420), "BR");
+    fx_run(d);
+    log = fx_opslog(f, "2026-06-20");
+    assert_int_equal(cJSON_GetArraySize(log), 3);
+    assert_true(fx_num(cJSON_GetArrayItem(log, 2), "aiConfidence") == 80);
+    assert_string_equal(fx_str(cJSON_GetArrayItem(log, 2), "timestamp"), fx_ts(ts, T0, 400));
+    alerts = fx_alerts(f, BRAND);
+    assert_true(fx_num(cJSON_GetArrayItem(alerts, 0), "count") == 28);
+    cJSON_Delete(alerts);
+    cJSON_Delete(log);
+    detector_free(d);
+}
+
 static void t_burst(void **state)
 {
     struct fx *f = *state;
@@ -544,6 +601,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(t_geo_cloned_tag, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_opslog_changes, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_burst, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_claim, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_claim_after_known_unclaimed, fx_setup, fx_teardown),
