@@ -9,6 +9,8 @@
 #   gp-norm     --durability normal, detector on
 #   gp-norm-nd  --durability normal, --no-detector
 #   gp-log      --durability full, access log on (stderr to /dev/null)
+#   gp-full-ch, gp-norm-ch  detector on with --ops-log changes (reported
+#               beside the targets, which are judged on the default)
 # Every genuproof server runs with --demo-data --rate-limit 0 and
 # GENUPROOF_LOG=warn (no access log) unless said otherwise, on its own temp
 # database.  Verify hammers ONE product, the demo watch
@@ -151,12 +153,13 @@ EOF
     SPID[nginx]=$(pgrep -P "$!" | head -1) # the worker does the work
 }
 
-start_gp() { # name durability detector(on|off) access-log(on|off)
+start_gp() { # name durability detector(on|off|changes) access-log(on|off)
     local name=$1 dir=$TMP/$1 args=() pid lvl=warn err
     mkdir -p "$dir"
     args=(serve --demo-data --db "$dir/db" --listen 127.0.0.1:0 --port-file "$dir/port"
         --durability "$2" --rate-limit 0)
     [ "$3" = off ] && args+=(--no-detector)
+    [ "$3" = changes ] && args+=(--ops-log changes)
     err=$dir/stderr.log
     if [ "$4" = on ]; then
         lvl=info
@@ -284,6 +287,8 @@ start_gp gp-full-nd full off off
 start_gp gp-norm normal on off
 start_gp gp-norm-nd normal off off
 start_gp gp-log full off on
+start_gp gp-full-ch full changes off
+start_gp gp-norm-ch normal changes off
 
 NGINX=http://127.0.0.1:${PORT[nginx]}/
 health() { echo "http://127.0.0.1:${PORT[$1]}/api/health"; }
@@ -304,6 +309,10 @@ for rep in $(seq 1 "$RUNS"); do
                 [ $geo = 1 ] && v=geo
                 measure_verify "verify $mode det $v c$c" "$rep" "$srv" "$c" "$geo"
                 measure_verify "verify $mode nodet $v c$c" "$rep" "$srv-nd" "$c" "$geo"
+                # the detector with `--ops-log changes` (not the default)
+                if [ $c = 32 ]; then
+                    measure_verify "verify $mode detch $v c$c" "$rep" "$srv-ch" "$c" "$geo"
+                fi
             done
         done
         # The raw ceiling with this repetition's batch under 32 connections
@@ -383,6 +392,10 @@ for mode in full normal; do
             [ $c = 32 ] && ref="raw $mode"
             row "verify, $mode, detector on, $v" "verify $mode det $v c$c" "$c" "$ref"
             row "verify, $mode, --no-detector, $v" "verify $mode nodet $v c$c" "$c" "$ref"
+            if [ $c = 32 ]; then
+                row "verify, $mode, detector on, --ops-log changes, $v" "verify $mode detch $v c$c" \
+                    "$c" "$ref"
+            fi
         done
     done
     row "raw SQLite ceiling, $mode, counters per verify" "raw $mode" -
@@ -435,4 +448,8 @@ for mode in full normal; do
         echo "- verify ($mode, detector on, $v): $(pct "$r" "$rd") of raw with the detector's rows ($(rps "$rd") req/s)"
     done
     echo "- raw SQLite with the detector's rows ($mode): $(pct "$rd" "$raw") of the raw ceiling above"
+    for v in geo plain; do
+        r=$(med "verify $mode detch $v c32" 3)
+        echo "- verify ($mode, detector on with --ops-log changes, $v): $(pct "$r" "$raw") of the raw ceiling ($(rps "$r") req/s, p99 $(ms "$(med "verify $mode detch $v c32" 5)") ms)"
+    done
 done

@@ -538,6 +538,10 @@ static int take_job(struct classify_driver *d, const cJSON *seen, int64_t now)
     return 0;
 }
 
+/* What a poll needs to choose and claim a job (the job itself is read in
+ * full, consistently, once claimed). */
+static const char *const poll_attrs[] = {"alertId", CLAIM_ATTR_TOKEN, CLAIM_ATTR_UNTIL};
+
 /* Reads the pending partition, oldest first, and takes free jobs while
  * calls may start. */
 static void poll_jobs(struct classify_driver *d)
@@ -550,7 +554,9 @@ static void poll_jobs(struct classify_driver *d)
                                 .pk = KEY_GSI1PK_CLASSIFY_PENDING,
                                 .forward = true,
                                 .limit = (int)d->batch,
-                                .start = cursor};
+                                .start = cursor,
+                                .project = poll_attrs,
+                                .nproject = sizeof poll_attrs / sizeof poll_attrs[0]};
         struct store_result res = {0};
         int64_t now = time_now_ms();
         const cJSON *it;
