@@ -368,7 +368,8 @@ static int write_outcome(struct webhook_dispatch *d, struct wh_entry *e)
     bool final = e->delivered || e->failed;
     char next_iso[ISO_LEN + 1];
     cJSON *v_status, *v_attempts, *v_lstatus, *v_lerror, *v_next, *v_hist, *v_done = NULL;
-    cJSON *v_mine = NULL;
+    cJSON *v_mine = NULL, *v_due = NULL;
+    struct key due;
     struct store_action acts[11];
     struct store_cond cond = {.kind = STORE_COND_EXISTS};
     size_t n = 0;
@@ -386,6 +387,12 @@ static int write_outcome(struct webhook_dispatch *d, struct wh_entry *e)
     } else {
         time_iso(e->next_ms, next_iso);
         v_next = cJSON_CreateString(next_iso);
+        /* A retry moves to its due time in the pending index, which is so
+         * ordered by due time (a new delivery is due at its creation): a
+         * poll reading it oldest first meets every due delivery before
+         * the retries that wait, however many of those there are. */
+        if (key_delivery_sk(&due, next_iso, e->id))
+            v_due = cJSON_CreateString(due.s);
     }
     v_hist = e->history; /* borrowed */
     acts[n++] = (struct store_action){.kind = STORE_ACT_SET, .attr = "status", .value = v_status};
@@ -408,9 +415,14 @@ static int write_outcome(struct webhook_dispatch *d, struct wh_entry *e)
          * so a stale read of the index can never take it again */
         acts[n++] = (struct store_action){.kind = STORE_ACT_REMOVE, .attr = "GSI1PK"};
         acts[n++] = (struct store_action){.kind = STORE_ACT_REMOVE, .attr = "GSI1SK"};
-    } else if (d->claim) {
-        claim_release_acts(&acts[n]);
-        n += 2;
+    } else {
+        if (v_due)
+            acts[n++] =
+                (struct store_action){.kind = STORE_ACT_SET, .attr = "GSI1SK", .value = v_due};
+        if (d->claim) {
+            claim_release_acts(&acts[n]);
+            n += 2;
+        }
     }
     if (d->claim)
         claim_cond_mine(&cond, &v_mine, e->token);
@@ -445,6 +457,7 @@ static int write_outcome(struct webhook_dispatch *d, struct wh_entry *e)
     cJSON_Delete(v_next);
     cJSON_Delete(v_done);
     cJSON_Delete(v_mine);
+    cJSON_Delete(v_due);
     return rc;
 }
 

@@ -693,6 +693,72 @@ static void test_claim_retry_releases(void **state)
     assert_int_equal(pending_count(), 0);
 }
 
+/* Retries of a dead endpoint waiting in the pending index (more of them
+ * than a poll looks at) must not hide a new delivery that is due: a retry
+ * moves to its due time in the index (GSI1SK), so the new one sorts
+ * before them. */
+#define NDEAD 70
+static struct webhook_dispatch *dead_d;
+
+static bool dead_all_tried(void)
+{
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(dead_d, &ws);
+    return ws.claimed >= NDEAD && ws.queued == 0;
+}
+
+static void test_claim_due_before_waiting_retries(void **state)
+{
+    (void)state;
+    char id[40], st[32], err[200];
+    int64_t hour_ago = time_now_ms() - 3600 * 1000;
+    char old[ISO_LEN + 1];
+
+    add_webhook("wd", "b1", "/dead", WEBHOOK_EV_ALL, old_iso, NULL);
+    add_webhook("w1", "b1", "/hook", WEBHOOK_EV_ALL, old_iso, NULL);
+    for (int i = 0; i < NDEAD; i++) {
+        /* created an hour ago, so they come first in creation order */
+        time_iso(hour_ago + i, old);
+        snprintf(id, sizeof id, "dead-%02d", i);
+        struct webhook_delivery_fields f = {.id = id,
+                                            .webhook_id = "wd",
+                                            .brand_id = "b1",
+                                            .event = "verification_scan",
+                                            .created_at = old,
+                                            .payload = "{\"event\":\"verification_scan\"}"};
+        put(webhook_delivery_item_new(&f));
+    }
+    rx_reset(NDEAD); /* every first attempt fails: retries far ahead */
+    struct webhook_dispatch_config c = {.allow_private = true,
+                                        .timeout_s = 200,
+                                        .backoff_s = 100000,
+                                        .max_inflight = 16,
+                                        .queue_max = 64,
+                                        .claim = true};
+    F.d = dead_d = webhook_dispatch_new(F.s, F.loop, &c, err, sizeof err);
+    assert_non_null(F.d);
+    assert_true(run_until(dead_all_tried));
+    assert_int_equal(pending_count(), NDEAD + 0);
+    add_delivery("w1", "b1", "d-new");
+    assert_true(run_until(w1_final));
+    assert_string_equal(status_of_first("w1", st, sizeof st), "delivered");
+    /* the retries wait in the index under their due time */
+    cJSON *d = deliveries("wd");
+    const cJSON *it;
+    int moved = 0;
+    cJSON_ArrayForEach(it, d)
+    {
+        const cJSON *gsk = cJSON_GetObjectItem(it, "GSI1SK"),
+                    *next = cJSON_GetObjectItem(it, "nextAttemptAt");
+        if (cJSON_IsString(gsk) && cJSON_IsString(next) &&
+            !strncmp(gsk->valuestring, next->valuestring, strlen(next->valuestring)))
+            moved++;
+    }
+    cJSON_Delete(d);
+    assert_int_equal(moved, NDEAD);
+    dead_d = NULL;
+}
+
 static void test_claim_lapsed_taken_over(void **state)
 {
     (void)state;
@@ -876,6 +942,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claim_two_dispatchers_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_retry_releases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_lapsed_taken_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_due_before_waiting_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_lost_drops_outcome, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_malformed_leaves_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_writes_finished_outcome, setup, teardown),
