@@ -7,10 +7,11 @@
  *   1. writes the outcomes of finished attempts (stream mode: one store
  *      batch; claim mode: one conditional write each, since DynamoDB has
  *      no group commit and each must stand or fall with its own claim),
- *   2. stream mode: reloads pending deliveries from the store if the
- *      queue is marked for it (start, overflow) and is empty, otherwise
- *      reads the change stream and writes new deliveries with the
- *      checkpoint, one transaction per group of records;
+ *   2. stream mode: loads pending deliveries due soon from the store
+ *      when some wait there (after a start, or retries spilled from a
+ *      full queue: resume(), spill()), then reads the change stream and
+ *      writes new deliveries with the checkpoint, one transaction per
+ *      group of records;
  *      claim mode: when a poll is due, takes due deliveries from the
  *      pending index,
  *   3. starts the attempts that are due,
@@ -68,6 +69,12 @@
  * for the hook lookup, the attempt and its outcome write on a slow
  * store. */
 #define CLAIM_MARGIN_S 2.0
+/* Stream mode: pending deliveries left in the store (at a restart, or
+ * retries spilled from a full queue) are looked for at most this often,
+ * and those due within RESUME_AHEAD_S are loaded. */
+#define RESUME_EVERY_S     1.0
+#define RESUME_AHEAD_S     1.0
+#define RESUME_WAITING_MAX 64 /* waiting retries a look passes before it stops */
 
 enum wh_state { WH_WAIT = 0, WH_INFLIGHT, WH_WRITE };
 
@@ -105,7 +112,8 @@ struct webhook_dispatch {
     size_t nq;
     uint64_t read_seq;     /* last stream sequence consumed (in memory) */
     uint64_t durable_seq;  /* last checkpoint written */
-    bool need_resume;      /* reload pending deliveries when the queue empties */
+    bool need_resume;      /* pending deliveries wait in the store, not in memory */
+    int64_t resume_after;  /* mono ms: the next look for them */
     int64_t backoff_until; /* mono ms: no store work before */
     double backoff_s;
     struct webhook_dispatch_stats st;
@@ -547,9 +555,18 @@ static int flush_outcomes(struct webhook_dispatch *d)
 
 /* ---- resuming pending deliveries ---------------------------------------- */
 
+static bool in_memory(const struct webhook_dispatch *d, const char *pk, const char *sk)
+{
+    for (size_t i = 0; i < d->nq; i++)
+        if (!strcmp(d->q[i]->pk, pk) && !strcmp(d->q[i]->sk, sk))
+            return true;
+    return false;
+}
+
 struct resume_ctx {
     struct webhook_dispatch *d;
-    size_t room, seen;
+    size_t room, seen, looked, waiting;
+    int64_t horizon; /* wall ms: load what is due before */
     bool more;
 };
 
@@ -604,8 +621,21 @@ static void mark_if_exhausted(struct webhook_dispatch *d, struct wh_entry *e)
 static int resume_cb(void *arg, const cJSON *item)
 {
     struct resume_ctx *c = arg;
+    const char *pk = str_attr(item, "PK"), *sk = str_attr(item, "SK");
+    const char *next = str_attr(item, "nextAttemptAt");
+    int64_t next_ms = 0;
     struct wh_entry *e;
 
+    c->looked++;
+    if (pk && sk && in_memory(c->d, pk, sk))
+        return 0; /* taken from the stream, or loaded before */
+    if (next && !time_parse_iso(next, &next_ms) && next_ms > c->horizon) {
+        /* a retry that waits: a later look loads it.  The index is in due
+         * order, so what follows waits too; a few more are looked at for
+         * items of a database written before it was (keyed by creation) */
+        c->more = true;
+        return ++c->waiting >= RESUME_WAITING_MAX;
+    }
     if (c->seen >= c->room) {
         c->more = true;
         return 1;
@@ -622,18 +652,31 @@ static int resume_cb(void *arg, const cJSON *item)
     return 0;
 }
 
+/*
+ * Loads pending deliveries from the store's pending index (in due order,
+ * see write_outcome) that are not in memory and are due soon, while the
+ * queue has room; the look is bounded by the queue's size.  need_resume
+ * stays set while some are left (a full queue, retries that wait, more
+ * than one look's worth), and the next look comes RESUME_EVERY_S later.
+ */
 static int resume(struct webhook_dispatch *d)
 {
     struct store_query q = {.index = STORE_INDEX_GSI1,
                             .pk = KEY_GSI1PK_DELIVERY_PENDING,
                             .sk_op = STORE_SK_ANY,
                             .forward = true};
-    struct resume_ctx c = {.d = d, .room = d->cfg.queue_max - d->nq};
-    int rc = pager_each(d->store, &q, c.room + 1, resume_cb, &c, NULL);
+    struct resume_ctx c = {.d = d,
+                           .room = d->cfg.queue_max - d->nq,
+                           .horizon = now_ms() + (int64_t)(scaled(RESUME_AHEAD_S) * 1000.0)};
+    size_t limit = d->cfg.queue_max + 1;
+    int rc = pager_each(d->store, &q, limit, resume_cb, &c, NULL);
 
     if (rc)
         return rc;
+    if (c.looked >= limit)
+        c.more = true;
     d->need_resume = c.more;
+    d->resume_after = time_mono_ms() + (int64_t)(scaled(RESUME_EVERY_S) * 1000.0);
     if (c.seen)
         log_info("webhooks: resumed %zu pending deliveries%s", c.seen,
                  c.more ? " (more waiting)" : "");
@@ -647,14 +690,6 @@ struct take_ctx {
     size_t room, taken;
     int64_t now, until;
 };
-
-static bool in_memory(const struct webhook_dispatch *d, const char *pk, const char *sk)
-{
-    for (size_t i = 0; i < d->nq; i++)
-        if (!strcmp(d->q[i]->pk, pk) && !strcmp(d->q[i]->sk, sk))
-            return true;
-    return false;
-}
 
 /*
  * Takes one delivery seen in the index.  The index is read eventually
@@ -941,6 +976,14 @@ static void arm_wake(struct webhook_dispatch *d)
     }
     if (best >= 0)
         delay = best > now ? (double)(best - now) / 1000.0 : 0.;
+    if (!d->claim && d->need_resume) {
+        /* the next look for deliveries waiting in the store */
+        double r = (double)(d->resume_after - time_mono_ms()) / 1000.0;
+        if (r < 0)
+            r = 0;
+        if (delay < 0 || r < delay)
+            delay = r;
+    }
     if (d->backoff_until) {
         /* nothing touches the store before the backoff ends */
         double b = (double)(d->backoff_until - time_mono_ms()) / 1000.0;
@@ -953,6 +996,55 @@ static void arm_wake(struct webhook_dispatch *d)
     if (delay >= 0) {
         ev_timer_set(&d->wake, delay + 0.001, 0.);
         ev_timer_start(d->loop, &d->wake);
+    }
+}
+
+static int by_next_desc(const void *a, const void *b)
+{
+    int64_t x = (*(struct wh_entry *const *)a)->next_ms,
+            y = (*(struct wh_entry *const *)b)->next_ms;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Stream mode, with no room left to read the stream: retries that wait
+ * (their outcome is written, so the store holds them with their due
+ * time) leave memory, the latest due first, until the stream's next
+ * records and a quarter of the queue have room; resume() brings them
+ * back when they are nearly due.  Without
+ * this, a receiver that is down with a queue's worth of retries stopped
+ * the stream, and every other webhook with it.
+ */
+static void spill(struct webhook_dispatch *d)
+{
+    int64_t keep_before = now_ms() + (int64_t)(scaled(RESUME_AHEAD_S) * 1000.0);
+    size_t want = PER_RECORD_MAX + d->cfg.queue_max / 4, n = 0, out = 0;
+    struct wh_entry **cand;
+
+    if (d->claim || d->cfg.queue_max - d->nq >= PER_RECORD_MAX)
+        return;
+    cand = xcalloc(d->nq, sizeof *cand);
+    for (size_t i = 0; i < d->nq; i++) {
+        struct wh_entry *e = d->q[i];
+        if (e->state == WH_WAIT && e->attempts > 0 && e->next_ms > keep_before)
+            cand[n++] = e;
+    }
+    qsort(cand, n, sizeof *cand, by_next_desc);
+    for (size_t k = 0; k < n && d->cfg.queue_max - d->nq < want; k++) {
+        for (size_t i = 0; i < d->nq; i++) {
+            if (d->q[i] == cand[k]) {
+                queue_remove_at(d, i);
+                entry_free(cand[k]);
+                out++;
+                break;
+            }
+        }
+    }
+    free(cand);
+    if (out) {
+        d->st.spilled += out;
+        d->need_resume = true;
+        log_info("webhooks: %zu waiting retries left memory for the store (queue full)", out);
     }
 }
 
@@ -987,7 +1079,7 @@ static void step(struct webhook_dispatch *d)
                 return;
             }
         }
-    } else if (d->need_resume && d->nq == 0) {
+    } else if (d->need_resume && d->nq < d->cfg.queue_max && time_mono_ms() >= d->resume_after) {
         rc = resume(d);
         if (rc) {
             store_trouble(d, "loading pending deliveries", rc);
@@ -995,7 +1087,8 @@ static void step(struct webhook_dispatch *d)
             return;
         }
     }
-    if (!d->claim && !d->need_resume && pump(d) == 0 && !d->backoff_until) {
+    spill(d);
+    if (!d->claim && pump(d) == 0 && !d->backoff_until) {
         /* more to read?  pump() stops on its budget; come back soon */
         uint64_t head = 0;
         if (!store_stream_head(d->store, &head) && head > d->read_seq &&

@@ -95,6 +95,7 @@ struct webhook_dispatch_stats {
     uint64_t failed;     /* final: attempts exhausted or webhook gone */
     uint64_t attempts;   /* HTTP attempts finished */
     uint64_t resumed;    /* pending deliveries loaded from the store (stream mode) */
+    uint64_t spilled;    /* waiting retries moved out of a full queue (stream mode) */
     uint64_t skipped;    /* events dropped (payload over the cap) */
     uint64_t errors;     /* store errors (each followed by a backoff) */
     uint64_t queued;     /* deliveries in memory now */

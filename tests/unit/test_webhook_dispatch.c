@@ -396,6 +396,88 @@ static bool rx_has_3(void)
     return rx_count() >= 3;
 }
 
+/* Stream mode: a receiver that is down with more deliveries waiting for
+ * their retry than the queue holds must not stop the stream for every
+ * other webhook: waiting retries leave memory for the store (and stay
+ * pending there), new deliveries keep going. */
+#define NDOWN 80
+static bool down_all_tried(void)
+{
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(F.d, &ws);
+    return ws.attempts >= NDOWN;
+}
+
+static bool wg_final(void)
+{
+    char b[32];
+    status_of_first("wg", b, sizeof b);
+    return !strcmp(b, "delivered") || !strcmp(b, "failed");
+}
+
+static bool wg_two_delivered(void)
+{
+    cJSON *d = deliveries("wg");
+    const cJSON *it;
+    int n = 0;
+    cJSON_ArrayForEach(it, d)
+    {
+        const cJSON *st = cJSON_GetObjectItem(it, "status");
+        n += cJSON_IsString(st) && !strcmp(st->valuestring, "delivered");
+    }
+    cJSON_Delete(d);
+    return n == 2;
+}
+
+static void test_stream_full_queue_spills_retries(void **state)
+{
+    (void)state;
+    char ts[ISO_LEN + 1], st[32], err[200];
+    int64_t t0 = time_now_ms() - 60000;
+
+    add_product("pd", "bd");
+    add_webhook("wd", "bd", "/down", WEBHOOK_EV_ALL, old_iso, NULL);
+    add_product("pg", "bg");
+    add_webhook("wg", "bg", "/hook", WEBHOOK_EV_ALL, old_iso, NULL);
+    for (int i = 0; i < NDOWN; i++) {
+        time_iso(t0 + i, ts);
+        add_scan("pd", ts, "CH");
+    }
+    rx_reset(NDOWN); /* every first attempt fails: retries far ahead */
+    struct webhook_dispatch_config c = {.allow_private = true,
+                                        .timeout_s = 200,
+                                        .backoff_s = 100000,
+                                        .max_inflight = 16,
+                                        .queue_max = 64};
+    F.d = webhook_dispatch_new(F.s, F.loop, &c, err, sizeof err);
+    assert_non_null(F.d);
+    assert_true(run_until(down_all_tried));
+    time_iso(time_now_ms(), ts);
+    add_scan("pg", ts, "CH");
+    assert_true(run_until(wg_final));
+    assert_string_equal(status_of_first("wg", st, sizeof st), "delivered");
+    struct webhook_dispatch_stats ws;
+    webhook_dispatch_get_stats(F.d, &ws);
+    assert_true(ws.spilled > 0);
+    assert_int_equal(ws.created, NDOWN + 1);
+    assert_int_equal(ws.attempts, NDOWN + 1);
+    /* none of the receiver's deliveries is lost: all wait in the store */
+    assert_int_equal(pending_count(), NDOWN);
+
+    /* A restart with more pending retries than the queue holds: the
+     * ones not due stay in the store and the stream goes on. */
+    webhook_dispatch_free(F.d);
+    F.d = webhook_dispatch_new(F.s, F.loop, &c, err, sizeof err);
+    assert_non_null(F.d);
+    time_iso(time_now_ms() + 1, ts);
+    add_scan("pg", ts, "DE");
+    assert_true(run_until(wg_two_delivered));
+    webhook_dispatch_get_stats(F.d, &ws);
+    assert_int_equal(ws.resumed, 0);
+    assert_int_equal(ws.attempts, 1);
+    assert_int_equal(pending_count(), NDOWN);
+}
+
 static void test_alert_events_and_filters(void **state)
 {
     (void)state;
@@ -943,6 +1025,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claim_retry_releases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_lapsed_taken_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_due_before_waiting_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_full_queue_spills_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_lost_drops_outcome, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_malformed_leaves_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_writes_finished_outcome, setup, teardown),
