@@ -45,8 +45,9 @@ struct detect_driver {
     struct store *s;
     struct detector *det;
     double budget_us;
-    bool pending; /* a wake-up not yet served */
-    bool joined;  /* ran inside this iteration's group commit */
+    bool opslog_changes; /* `--ops-log changes`, also for DLQ replays */
+    bool pending;        /* a wake-up not yet served */
+    bool joined;         /* ran inside this iteration's group commit */
     ev_prepare prep;
     ev_idle spin;
     ev_timer retry, poke;
@@ -337,6 +338,7 @@ struct detect_driver *detect_driver_new(struct app *a, const struct detect_drive
     d->app = a;
     d->loop = app_loop(a);
     d->s = app_store(a);
+    d->opslog_changes = cfg->opslog_changes;
     d->det = detector_new(d->s, &dc);
     if (!d->det) {
         snprintf(err, errlen, "detector: invalid configuration");
@@ -406,6 +408,7 @@ void detect_driver_proc_cfg(const struct detect_driver *d, struct det_proc_cfg *
     out->velocity.min_total = DET_VELOCITY_MIN_TOTAL;
     out->velocity.min_rate = DET_VELOCITY_MIN_RATE;
     out->now_ms = time_now_ms();
+    out->opslog_changes = d->opslog_changes;
 }
 
 void detect_driver_note_replay(struct detect_driver *d, size_t replayed, size_t failed)
