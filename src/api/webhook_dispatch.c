@@ -52,6 +52,7 @@
 #include "store/store.h"
 #include "util/backoff.h"
 #include "util/err.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/timescale.h"
 #include "util/xalloc.h"
@@ -555,16 +556,50 @@ static int flush_outcomes(struct webhook_dispatch *d)
 
 /* ---- resuming pending deliveries ---------------------------------------- */
 
-static bool in_memory(const struct webhook_dispatch *d, const char *pk, const char *sk)
+/* The keys of the deliveries in memory, hashed once for a look through
+ * the pending index (up to queue_max items against up to queue_max
+ * entries).  Entries the look adds need no place in it: the index shows
+ * each item once. */
+struct mem_keys {
+    const struct webhook_dispatch *d;
+    uint32_t *slot; /* queue position + 1; 0: empty */
+    size_t mask;
+};
+
+static void mem_keys_init(struct mem_keys *k, const struct webhook_dispatch *d)
 {
-    for (size_t i = 0; i < d->nq; i++)
-        if (!strcmp(d->q[i]->pk, pk) && !strcmp(d->q[i]->sk, sk))
+    size_t cap = 16;
+    while (cap < 2 * d->nq)
+        cap *= 2;
+    k->d = d;
+    k->mask = cap - 1;
+    k->slot = xcalloc(cap, sizeof *k->slot);
+    for (size_t i = 0; i < d->nq; i++) {
+        size_t j = hash_pair(d->q[i]->pk, d->q[i]->sk) & k->mask;
+        while (k->slot[j])
+            j = (j + 1) & k->mask;
+        k->slot[j] = (uint32_t)(i + 1);
+    }
+}
+
+static void mem_keys_free(struct mem_keys *k)
+{
+    free(k->slot);
+}
+
+static bool in_memory(const struct mem_keys *k, const char *pk, const char *sk)
+{
+    for (size_t j = hash_pair(pk, sk) & k->mask; k->slot[j]; j = (j + 1) & k->mask) {
+        const struct wh_entry *e = k->d->q[k->slot[j] - 1];
+        if (!strcmp(e->pk, pk) && !strcmp(e->sk, sk))
             return true;
+    }
     return false;
 }
 
 struct resume_ctx {
     struct webhook_dispatch *d;
+    struct mem_keys keys;
     size_t room, seen, looked, waiting;
     int64_t horizon; /* wall ms: load what is due before */
     bool more;
@@ -627,7 +662,7 @@ static int resume_cb(void *arg, const cJSON *item)
     struct wh_entry *e;
 
     c->looked++;
-    if (pk && sk && in_memory(c->d, pk, sk))
+    if (pk && sk && in_memory(&c->keys, pk, sk))
         return 0; /* taken from the stream, or loaded before */
     if (next && !time_parse_iso(next, &next_ms) && next_ms > c->horizon) {
         /* a retry that waits: a later look loads it.  The index is in due
@@ -669,8 +704,11 @@ static int resume(struct webhook_dispatch *d)
                            .room = d->cfg.queue_max - d->nq,
                            .horizon = now_ms() + (int64_t)(scaled(RESUME_AHEAD_S) * 1000.0)};
     size_t limit = d->cfg.queue_max + 1;
-    int rc = pager_each(d->store, &q, limit, resume_cb, &c, NULL);
+    int rc;
 
+    mem_keys_init(&c.keys, d);
+    rc = pager_each(d->store, &q, limit, resume_cb, &c, NULL);
+    mem_keys_free(&c.keys);
     if (rc)
         return rc;
     if (c.looked >= limit)
@@ -687,6 +725,7 @@ static int resume(struct webhook_dispatch *d)
 
 struct take_ctx {
     struct webhook_dispatch *d;
+    struct mem_keys keys;
     size_t room, taken;
     int64_t now, until;
 };
@@ -711,7 +750,7 @@ static int take_cb(void *arg, const cJSON *seen)
 
     if (c->taken >= c->room)
         return 1;
-    if (!pk || !sk || !key_after(pk, KEY_PFX_DELIVERY) || in_memory(d, pk, sk) ||
+    if (!pk || !sk || !key_after(pk, KEY_PFX_DELIVERY) || in_memory(&c->keys, pk, sk) ||
         !claim_is_free(seen, c->now))
         return 0;
     if (next && !time_parse_iso(next, &next_ms) && next_ms > c->now)
@@ -790,7 +829,10 @@ static int claim_poll(struct webhook_dispatch *d)
     if (!c.room)
         return 0; /* a finished attempt polls again */
     c.until = c.now + (int64_t)((2 * attempt_timeout(d) + scaled(CLAIM_MARGIN_S)) * 1000.0);
-    return pager_each(d->store, &q, d->cfg.queue_max, take_cb, &c, NULL);
+    mem_keys_init(&c.keys, d);
+    int rc = pager_each(d->store, &q, d->cfg.queue_max, take_cb, &c, NULL);
+    mem_keys_free(&c.keys);
+    return rc;
 }
 
 /* ---- stream mode: from stream records to deliveries ---------------------- */

@@ -48,6 +48,7 @@
 #include "detect/state.h"
 #include "detect/wset.h"
 #include "util/err.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 /* Longest product id accepted from a partition key. */
@@ -117,17 +118,6 @@ uint64_t det_proc_uncached_state_writes(void)
 }
 
 /* ---------- small helpers ---------- */
-
-static uint64_t fnv1a(const char *a, const char *b)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *s = a; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    h = (h ^ 0xffu) * 1099511628211ULL;
-    for (const char *s = b; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
 
 static const char *str_attr(const cJSON *item, const char *name)
 {
@@ -351,7 +341,7 @@ static int product_load_claim(struct det_proc *p, struct det_product *pr)
 /* The batch's context of product pid, reading META on first use. */
 static int product_get(struct det_proc *p, const char *pid, struct det_product **out)
 {
-    uint64_t h = fnv1a(pid, NULL);
+    uint64_t h = hash_pair(pid, NULL);
     struct det_product *pr;
     int rc;
 
@@ -398,7 +388,7 @@ static void brand_add(struct det_proc *p, const char *brand_id)
 static int alert_find(struct det_proc *p, const struct det_product *pr, const char *dedup_sk,
                       struct det_alert **out)
 {
-    uint64_t h = fnv1a(pr->pid, dedup_sk);
+    uint64_t h = hash_pair(pr->pid, dedup_sk);
     struct key pk;
     cJSON *dd = NULL, *item = NULL;
     const char *apk, *ask;
@@ -641,7 +631,7 @@ static int emit(struct det_proc *p, struct det_product *pr, const struct det_ori
         a = xcalloc(1, sizeof(*a));
         a->pid = xstrdup(pr->pid);
         a->dedup_sk = xstrdup(dsk.s);
-        a->h = fnv1a(pr->pid, dsk.s);
+        a->h = hash_pair(pr->pid, dsk.s);
         a->window = xstrdup(hit->window);
         a->item = item;
         a->is_new = a->dirty = true;
@@ -984,7 +974,7 @@ static bool claim_written(struct det_proc *p, const struct stream_record *r)
         return false;
     det_facts_forget_claim(p->cfg.facts, pid);
     {
-        uint64_t h = fnv1a(pid, NULL);
+        uint64_t h = hash_pair(pid, NULL);
         for (size_t i = 0; i < p->nprods; i++)
             if (p->prods[i]->h == h && !strcmp(p->prods[i]->pid, pid))
                 p->prods[i]->claim_loaded = false;
@@ -1125,7 +1115,7 @@ void det_proc_cache_commit(struct det_proc *p)
 
 bool det_proc_state_changed(const struct det_proc *p, const char *product_id)
 {
-    uint64_t h = fnv1a(product_id, NULL);
+    uint64_t h = hash_pair(product_id, NULL);
     for (size_t i = 0; i < p->nprods; i++)
         if (p->prods[i]->h == h && p->prods[i]->state_dirty &&
             !strcmp(p->prods[i]->pid, product_id))

@@ -16,6 +16,7 @@
 
 #include "core/timeutil.h"
 #include "util/err.h"
+#include "util/hash.h"
 
 /* What a family's keys are, for the verdict's explanation. */
 enum shape { SHAPE_ENTITY, SHAPE_SINGLE, SHAPE_BUCKET };
@@ -81,10 +82,7 @@ struct walk {
 
 static uint64_t pk_hash(const char *pk)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)pk; *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    return h;
+    return hash_str(pk);
 }
 
 /* Higher peak first, then the key in byte order. */

@@ -39,6 +39,7 @@
 #include "store/store_int.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -628,13 +629,7 @@ static void bind_item(sqlite3_stmt *st, const cJSON *item, size_t size, const st
  */
 static uint64_t key_hash(const char *pk, const char *sk)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *s = pk; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    h = (h ^ 0xffu) * 1099511628211ULL;
-    for (const char *s = sk; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h | 1; /* never 0, the empty slot */
+    return hash_pair(pk, sk) | 1; /* never 0, the empty slot */
 }
 
 /*
