@@ -92,6 +92,7 @@ struct classify_driver {
     uint64_t read_seq, durable_seq;
     int64_t backoff_until;
     double backoff_s;
+    int64_t presence_at; /* jobs mode: monotonic ms of the next presence write */
     struct classify_driver_stats st;
 };
 
@@ -610,6 +611,21 @@ static void arm_wake(struct classify_driver *d, double delay)
 
 /* One step; timer: from the poll timer (stream mode: save the checkpoint
  * even when nothing else is written; jobs mode: read the pending jobs). */
+/* Jobs mode: keeps the presence marker alive (classify_job.h), so that
+ * the Streams detectors write jobs while a model runs somewhere.  A
+ * failed write is tried again at the next step. */
+static void announce(struct classify_driver *d)
+{
+    int64_t mono = time_mono_ms(), now = time_now_ms();
+    cJSON *it;
+    if (mono < d->presence_at)
+        return;
+    it = classify_presence_item(now + (int64_t)(scaled(CLASSIFY_PRESENCE_TTL_S) * 1000.0), now);
+    if (it && store_put(d->store, it, NULL) == 0)
+        d->presence_at = mono + (int64_t)(scaled(CLASSIFY_PRESENCE_REFRESH_S) * 1000.0);
+    cJSON_Delete(it);
+}
+
 static void step(struct classify_driver *d, bool timer)
 {
     int rc;
@@ -632,10 +648,13 @@ static void step(struct classify_driver *d, bool timer)
         arm_wake(d, scaled(d->backoff_s));
         return;
     }
-    if (!d->jobs_mode)
+    if (!d->jobs_mode) {
         read_stream(d);
-    else if (timer || d->more)
-        poll_jobs(d);
+    } else {
+        announce(d);
+        if (timer || d->more)
+            poll_jobs(d);
+    }
     if (d->backoff_until)
         arm_wake(d, scaled(d->backoff_s));
     else

@@ -214,6 +214,14 @@ static void work_cb(void *arg)
 /* Webhook deliveries and the model classifier: on SQLite readers of the
  * change stream (worker 0 only); on DynamoDB takers of the work items
  * the Streams detector writes (every process). */
+/* --classifier names a model: start_job_workers runs it in this process. */
+static bool runs_model(const struct opt_values *o)
+{
+    enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
+    classify_provider_parse(opt_str(o, "classifier"), &prov);
+    return prov != CLASSIFY_PROVIDER_RULES;
+}
+
 static int start_job_workers(struct backend *b, const struct opt_values *o)
 {
     char err[512];
@@ -229,9 +237,9 @@ static int start_job_workers(struct backend *b, const struct opt_values *o)
     }
     app_add_commit_listener(b->app, webhook_dispatch_on_commit, b->webhooks);
 
-    enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
-    classify_provider_parse(opt_str(o, "classifier"), &prov);
-    if (prov != CLASSIFY_PROVIDER_RULES) {
+    if (runs_model(o)) {
+        enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
+        classify_provider_parse(opt_str(o, "classifier"), &prov);
         struct classify_driver_config cc = {
             .model = {.provider = prov,
                       .url = opt_str(o, "classifier-url"),
@@ -309,6 +317,7 @@ static int start_services(struct backend *b, const struct opt_values *o,
                 .batch_size = (size_t)opt_int(o, "detector-batch"),
                 .fold_scan_counts = store_counters_by_detector(b->store),
                 .opslog_changes = !strcmp(opt_str(o, "ops-log"), "changes"),
+                .classifier_local = runs_model(o),
                 .on_work = work_cb,
                 .on_work_arg = b};
             b->ddb_det = ddb_detector_new(&dc, err, sizeof err);

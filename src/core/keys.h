@@ -47,6 +47,11 @@ struct key {
  * SK JOB, GSI1PK CLASSIFY_PENDING (sparse: the item is deleted when done),
  * GSI1SK <alert time>#<alertId>. */
 #define KEY_SK_CLASSIFY_JOB "JOB"
+/* The classifier's presence (detect/classify_job.h): PK CLASSIFIER, SK
+ * PRESENCE; API processes that run a model keep its "until" in the
+ * future, and the Streams detectors write jobs only while it is. */
+#define KEY_PK_CLASSIFIER "CLASSIFIER"
+#define KEY_SK_PRESENCE   "PRESENCE"
 /* The claim on a work item (webhook delivery, classification job):
  * producers create it free ("" token); api/job_claim.h takes and gives
  * it back. */

@@ -314,3 +314,24 @@ int classify_jobs_collect(const struct ddbs_record *recs, size_t n, int64_t now_
     free(done);
     return rc;
 }
+
+cJSON *classify_presence_item(int64_t until_ms, int64_t now_ms)
+{
+    cJSON *it = cJSON_CreateObject();
+    if (!it)
+        return NULL;
+    cJSON_AddStringToObject(it, "PK", KEY_PK_CLASSIFIER);
+    cJSON_AddStringToObject(it, "SK", KEY_SK_PRESENCE);
+    cJSON_AddNumberToObject(it, "until", (double)until_ms);
+    cJSON_AddNumberToObject(it, A_TTL, (double)(now_ms / 1000 + CLASSIFY_JOB_TTL_S));
+    return it;
+}
+
+int64_t classify_presence_until(const cJSON *item)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, "until");
+    /* epoch ms up to the year 9999 */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble < 253402300800000.0))
+        return 0;
+    return (int64_t)v->valuedouble;
+}

@@ -95,6 +95,23 @@ void classify_job_clear(struct classify_job *j);
 void classify_job_input(const struct classify_job *j, struct classify_model_input *in,
                         const char *flags[CLASSIFY_JOB_FLAGS_MAX]);
 
+/*
+ * The presence marker (KEY_PK_CLASSIFIER / KEY_SK_PRESENCE): written by
+ * every API process that runs a model, every CLASSIFY_PRESENCE_REFRESH_S
+ * (scaled), with "until" = now + CLASSIFY_PRESENCE_TTL_S (scaled) and a
+ * ttl; read by the Streams detectors at most every
+ * CLASSIFY_PRESENCE_CHECK_S (scaled), which write jobs only while "until"
+ * is in the future.  Without any model running, no job is written (no
+ * write capacity spent, no day of stale jobs for a model started later).
+ */
+#define CLASSIFY_PRESENCE_REFRESH_S 20.0
+#define CLASSIFY_PRESENCE_TTL_S     60.0
+#define CLASSIFY_PRESENCE_CHECK_S   10.0
+/* The marker item, valid until until_ms. */
+cJSON *classify_presence_item(int64_t until_ms, int64_t now_ms);
+/* Its "until" (epoch ms); 0 for a missing or malformed item. */
+int64_t classify_presence_until(const cJSON *item);
+
 /* The classification jobs of a Streams batch, put into sink (see
  * ddbd_sink_put): one per alert with a candidate record in recs[0..n),
  * built from the alert's last candidate record there (a transaction

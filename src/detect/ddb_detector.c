@@ -19,6 +19,7 @@
 
 #include "core/keys.h"
 #include "core/timeutil.h"
+#include "detect/classify_job.h"
 #include "detect/consumer.h"
 #include "detect/ddb_jobs.h"
 #include "detect/dlq.h"
@@ -63,6 +64,9 @@ struct ddb_detector {
     struct shard_run *runs;
     size_t nruns, capruns;
     int64_t next_refresh; /* monotonic ms */
+    /* the classifier's presence marker (classify_job.h), as last read */
+    int64_t presence_until;    /* wall ms */
+    int64_t presence_check_at; /* monotonic ms: read it again from then */
     struct ddb_detector_stats st;
     struct ev_loop *loop;
     ev_timer tick;
@@ -417,12 +421,33 @@ static bool transient(int rc)
            rc == ERR_CONFLICT || rc == ERR_CONDITION || rc == ERR_IO;
 }
 
-static bool any_wanted(const struct ddbs_record *recs, size_t n)
+static bool any_wanted(const struct ddbs_record *recs, size_t n, bool classify)
 {
     for (size_t i = 0; i < n; i++)
-        if (det_record_wanted(&recs[i].r) || ddbd_jobs_wanted(&recs[i]))
+        if (det_record_wanted(&recs[i].r) || ddbd_jobs_wanted(&recs[i], classify))
             return true;
     return false;
+}
+
+/* Whether to write classification jobs: this process runs a model, or
+ * some process keeps the presence marker alive (read at most every
+ * CLASSIFY_PRESENCE_CHECK_S; a failed read keeps what was known). */
+static bool classify_jobs_on(struct ddb_detector *d)
+{
+    int64_t mono = time_mono_ms();
+    if (d->cfg.classifier_local)
+        return true;
+    if (mono >= d->presence_check_at) {
+        cJSON *it = NULL;
+        int rc = store_get(d->cfg.s, KEY_PK_CLASSIFIER, KEY_SK_PRESENCE, false, &it);
+        if (!rc)
+            d->presence_until = classify_presence_until(it);
+        else if (rc == ERR_NOTFOUND)
+            d->presence_until = 0;
+        cJSON_Delete(it);
+        d->presence_check_at = mono + (int64_t)(scaled(CLASSIFY_PRESENCE_CHECK_S) * 1000.0);
+    }
+    return d->presence_until > wall_ms(d);
 }
 
 /* Reads and commits one batch of shard r.  *processed: records done. */
@@ -439,6 +464,7 @@ static int run_shard(struct ddb_detector *d, struct shard_run *r, size_t *proces
         .now_ms = wall_ms(d),
         .fold_scan_counts = d->cfg.fold_scan_counts,
         .opslog_changes = d->cfg.opslog_changes,
+        .classify_jobs = classify_jobs_on(d),
     };
     struct ddbd_target t = {.reader = d->reader,
                             .shard = r->id,
@@ -477,7 +503,7 @@ static int run_shard(struct ddb_detector *d, struct shard_run *r, size_t *proces
         goto out;
     }
     t.finished = next == NULL;
-    if (!t.finished && !any_wanted(recs, n)) {
+    if (!t.finished && !any_wanted(recs, n, pc.classify_jobs)) {
         /* Nothing to check and no work to hand out (e.g. the detector's
          * own job items and checkpoints): move on without a checkpoint
          * write, which would itself be a stream record.  A restart

@@ -76,6 +76,9 @@ struct ddb_detector_config {
     bool fold_scan_counts;
     /* det_proc_cfg.opslog_changes (`--ops-log changes`) */
     bool opslog_changes;
+    /* This process runs a model classifier: classification jobs are
+     * written without looking for the presence marker (classify_job.h). */
+    bool classifier_local;
     /* Optional: called after a batch committed work items for the API
      * processes (webhook deliveries, classification jobs), so that the
      * takers of the same process look at once instead of at their next

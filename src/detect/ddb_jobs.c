@@ -20,11 +20,11 @@ int ddbd_sink_put(const struct ddbd_sink *k, cJSON *item)
     return wset_put(k->ws, item, NULL);
 }
 
-bool ddbd_jobs_wanted(const struct ddbs_record *r)
+bool ddbd_jobs_wanted(const struct ddbs_record *r, bool classify)
 {
     /* an alert update may be a delivery without being a classification
      * candidate (a recall, the model's own update) */
-    return classify_job_candidate(&r->r) ||
+    return (classify && classify_job_candidate(&r->r)) ||
            store_stream_match(webhook_fanout_filter(), r->r.kind, r->r.pk, r->r.sk);
 }
 
@@ -33,7 +33,7 @@ int ddbd_jobs_collect(const struct det_proc_cfg *pc, const struct ddbs_record *r
 {
     const struct ddbd_sink k = {.ws = ws, .careful = careful ? pc->s : NULL};
     int rc = webhook_fanout_collect(pc->s, recs, n, pc->now_ms, &k);
-    if (!rc)
+    if (!rc && pc->classify_jobs)
         rc = classify_jobs_collect(recs, n, pc->now_ms, &k);
     return rc;
 }

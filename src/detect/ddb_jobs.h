@@ -35,12 +35,14 @@ struct ddbd_sink {
  * that finds the item already there is 0: the earlier try wrote it). */
 int ddbd_sink_put(const struct ddbd_sink *k, cJSON *item);
 
-/* True when r leaves work for the API processes: a batch holding only
- * such records (and no record the detector itself checks) must still be
- * applied, not skipped. */
-bool ddbd_jobs_wanted(const struct ddbs_record *r);
+/* True when r leaves work for the API processes (a classification job
+ * only when classify, see det_proc_cfg.classify_jobs): a batch holding
+ * only such records (and no record the detector itself checks) must
+ * still be applied, not skipped. */
+bool ddbd_jobs_wanted(const struct ddbs_record *r, bool classify);
 
-/* Adds the work items of recs[0..n) to ws (WSET_FREE units).  careful:
+/* Adds the work items of recs[0..n) to ws (WSET_FREE units): webhook
+ * deliveries, and classification jobs when pc->classify_jobs.  careful:
  * the batch is read again after a try that failed (a throttled or
  * conflicting transaction, a lost race): the earlier try may have
  * committed some of the items and the API processes may have finished

@@ -69,6 +69,9 @@ struct det_proc_cfg {
      * attack vector, confidence) differs from the product's previous
      * scan's; false (`every`, API.md §6.5): every classified scan. */
     bool opslog_changes;
+    /* Streams detector (ddb_jobs.h): write classification jobs for the
+     * batch's alerts, because some process runs a model. */
+    bool classify_jobs;
 };
 
 /* What a batch did (valid after det_proc_flush). */

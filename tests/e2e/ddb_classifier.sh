@@ -8,7 +8,9 @@
 # each, the two workers' classifiers compete for them, and each alert ends
 # re-classified by the model (aiAnalysis.model, severity) with an ops-log
 # entry naming the model.  The fake model is called exactly once per job,
-# no job is left pending, and the API key never reaches the log.
+# no job is left pending, and the API key never reaches the log.  Then a
+# `genuproof detect` process: it writes jobs only while a process with a
+# model keeps the presence marker alive.
 set -u
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/ddb_lib.bash"
@@ -99,4 +101,45 @@ check "the key is not in the server log" '! grep -q "$KEY" "$GP_LOG"'
 check "no classifier trouble logged" '! grep -q "\"classifier: " "$GP_LOG"'
 gp_stop
 check "clean shutdown, no sanitizer report" '[ "$GP_STOP_RC" = 0 ] && ! grep -q Sanitizer "$GP_LOG"'
+
+# ---- `genuproof detect` and the classifier's presence marker ----
+# The detector of a separate process writes jobs only while some process
+# runs a model (CLASSIFIER/PRESENCE, kept alive every 20 s scaled, valid
+# 60 s scaled = 3 s here).  Wait until the marker of the servers above
+# has lapsed, then: no model anywhere -> alerts but no job; a server with
+# a model (and no detector of its own) -> the next alert change is a job
+# and the model re-classifies the alert.
+P3=7f03eff9d91d3126ab499c0c5ced1eb4
+"$GENUPROOF_BIN" detect --dynamodb "$EP" --table "$TABLE" --worker-id dx --poll-ms 100 \
+    >>"$GP_DIR/detect.log" 2>&1 &
+DX_PID=$!
+sleep 3.5
+gp_start --dynamodb "$EP" --table "$TABLE" --rate-limit 0 --no-detector || gp_finish
+for c in FR JP US; do
+    NOAUTH=1 req GET "/api/products/verify?productId=$P3" "" -H "X-Country: $c"
+done
+p3_alert() {
+    req GET "/api/threats?brandId=$DEMO_BRAND"
+    printf '%s' "$BODY" | jq -e "$(geo_of "$P3") | .count >= 1" >/dev/null
+}
+check "detect raises the third product's alert" 'wait_until p3_alert 100'
+sleep 1
+check "no model running: no classification job written" '[ "$(ddb_pending CLASSIFY_PENDING)" = 0 ]'
+gp_stop
+NCALLS=$(wc -l <"$FM_LOG")
+GEMINI_API_KEY=$KEY gp_start --dynamodb "$EP" --table "$TABLE" --rate-limit 0 --no-detector \
+    --classifier gemini --classifier-url "http://127.0.0.1:$FM_PORT/ok/v1beta" --classifier-model "$MODEL" \
+    --classifier-timeout 10 || gp_finish
+sleep 1 # the marker is written at start; detect looks every 0.5 s (scaled)
+NOAUTH=1 req GET "/api/products/verify?productId=$P3" "" -H "X-Country: DE"
+p3_model() {
+    req GET "/api/threats?brandId=$DEMO_BRAND"
+    printf '%s' "$BODY" | jq -e "$(geo_of "$P3").aiAnalysis.model == \"$MODEL\"" >/dev/null
+}
+check "a model runs: the alert's next change is a job, re-classified by the model" 'wait_until p3_model 300'
+check "one more model call" '[ "$(wc -l <"$FM_LOG")" = $((NCALLS + 1)) ]'
+gp_stop
+kill -TERM "$DX_PID" 2>/dev/null
+wait "$DX_PID"
+check "detect exits 0, no sanitizer report" '[ $? = 0 ] && ! grep -q Sanitizer "$GP_DIR/detect.log"'
 gp_finish

@@ -356,12 +356,39 @@ static void t_parse_hostile(void **state)
     free_batch(r, 1);
 }
 
+/* The presence marker: its keys, "until" and ttl; a malformed one reads
+ * as absent (0). */
+static void t_presence(void **state)
+{
+    (void)state;
+    int64_t now = 1780000000000LL;
+    cJSON *it = classify_presence_item(now + 60000, now);
+    assert_non_null(it);
+    assert_string_equal(cJSON_GetObjectItem(it, "PK")->valuestring, KEY_PK_CLASSIFIER);
+    assert_string_equal(cJSON_GetObjectItem(it, "SK")->valuestring, KEY_SK_PRESENCE);
+    assert_true(classify_presence_until(it) == now + 60000);
+    assert_true(cJSON_GetObjectItem(it, "ttl")->valuedouble > (double)(now / 1000));
+    cJSON_Delete(it);
+    static const char *const bad[] = {"{}", "{\"until\":\"1\"}", "{\"until\":-5}",
+                                      "{\"until\":1e300}", "[]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        it = cJSON_Parse(bad[i]);
+        assert_true(classify_presence_until(it) == 0);
+        cJSON_Delete(it);
+    }
+    assert_true(classify_presence_until(NULL) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_candidates),           cmocka_unit_test(t_collect),
-        cmocka_unit_test(t_collect_invalid_last), cmocka_unit_test(t_parse_roundtrip),
-        cmocka_unit_test(t_details_cut),          cmocka_unit_test(t_parse_hostile),
+        cmocka_unit_test(t_candidates),
+        cmocka_unit_test(t_collect),
+        cmocka_unit_test(t_collect_invalid_last),
+        cmocka_unit_test(t_parse_roundtrip),
+        cmocka_unit_test(t_details_cut),
+        cmocka_unit_test(t_parse_hostile),
+        cmocka_unit_test(t_presence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -239,7 +239,7 @@ static void t_classify_jobs(void **state)
          * checks and as a possible webhook delivery) */
         assert_false(classify_job_candidate(&recs[i].r));
         if (!det_record_wanted(&recs[i].r))
-            assert_false(ddbd_jobs_wanted(&recs[i]));
+            assert_false(ddbd_jobs_wanted(&recs[i], true));
     }
     assert_int_equal(fxd_apply_all(f, false, SHARD, recs, n, 100, NULL, NULL, NULL), 0);
     jobs = pending_jobs(f);
@@ -250,8 +250,20 @@ static void t_classify_jobs(void **state)
     all = fxd_records(f, SHARD, &nall);
     assert_true(nall > n);
     for (size_t i = n; i < nall; i++)
-        wanted += ddbd_jobs_wanted(&all[i]);
+        wanted += ddbd_jobs_wanted(&all[i], true);
     assert_true(wanted >= NPROD + 1); /* every alert written, some more than once */
+    /* no model running anywhere: applying those records writes no job
+     * (alert records stay wanted only as possible webhook deliveries) */
+    {
+        struct det_proc_cfg pc = fxd_proc_cfg(f, false);
+        struct ddbd_target t = {.reader = FXD_READER, .shard = SHARD};
+        struct det_proc_counts c = {0};
+        pc.classify_jobs = false;
+        assert_int_equal(ddbd_apply(&pc, &t, all + n, nall - n, &c, NULL), 0);
+        jobs = pending_jobs(f);
+        assert_int_equal(cJSON_GetArraySize(jobs), 0);
+        cJSON_Delete(jobs);
+    }
     assert_int_equal(fxd_apply_all(f, false, SHARD, all + n, nall - n, 50, NULL, NULL, NULL), 0);
     jobs = pending_jobs(f);
     assert_int_equal(cJSON_GetArraySize(jobs), NPROD + 1); /* one per alert */
@@ -288,7 +300,7 @@ static void t_classify_jobs(void **state)
     assert_true(ntail > nall);
     for (size_t i = nall; i < ntail; i++) {
         assert_false(det_record_wanted(&tail[i].r));
-        assert_false(ddbd_jobs_wanted(&tail[i]));
+        assert_false(ddbd_jobs_wanted(&tail[i], true));
     }
     ddbs_records_free(tail, ntail);
     ddbs_records_free(all, nall);

@@ -48,7 +48,9 @@ FX_UNUSED static struct det_proc_cfg fxd_proc_cfg(struct fx *f, bool fold)
         .reader = FXD_READER,
         .velocity = {.min_total = DET_VELOCITY_MIN_TOTAL, .min_rate = DET_VELOCITY_MIN_RATE},
         .now_ms = FX_NOW_MS,
-        .fold_scan_counts = fold};
+        .fold_scan_counts = fold,
+        /* as when a model runs somewhere (t_classify_jobs turns it off) */
+        .classify_jobs = true};
     return pc;
 }
 
