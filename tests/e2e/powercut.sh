@@ -160,6 +160,30 @@ check "torn images: at synchronous=OFF a WAL restart can replay stale frames ($n
     '[ "$n" != x ] && [ "$n" -gt 0 ]'
 n=$(torn_damaged NORMAL 40)
 check "torn images: at NORMAL, what deferred sync runs at, never ($n of 40 damaged)" '[ "$n" = 0 ]'
+# The kill cuts the journal anywhere, also inside a record's header: the
+# builder must take a journal cut at every byte of its last record.
+J="$GP_DIR/walrestart-NORMAL/journal"
+JCUT=$(python3 - "$TORN" "$J" <<'PYEOF'
+import importlib.util, os, sys, tempfile
+spec = importlib.util.spec_from_file_location("torn", sys.argv[1])
+torn = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(torn)
+data = open(sys.argv[2], "rb").read()
+whole = len(list(torn.read_journal(sys.argv[2])))
+tmp = os.path.join(tempfile.mkdtemp(), "j")
+bad = 0
+for cut in range(max(0, len(data) - 64), len(data) + 1):
+    open(tmp, "wb").write(data[:cut])
+    try:
+        n = len(list(torn.read_journal(tmp)))
+        bad += not (whole - 1 <= n <= whole)
+    except Exception:
+        bad += 1
+print("%d %d" % (whole, bad))
+PYEOF
+)
+check "torn images: a journal cut inside its last record is read up to it ($JCUT)" \
+    '[ "${JCUT#* }" = 0 ] && [ "${JCUT% *}" -gt 0 ]'
 
 # check_image NAME: the database in $DATA is the disk after the cut of the
 # full-durability run: intact, and every answered write is there

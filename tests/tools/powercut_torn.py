@@ -27,11 +27,19 @@ def read_journal(path):
         data = f.read()
     i, n = 0, len(data)
     while i < n:
+        # The kill may cut the last record anywhere, its header included:
+        # a record that is not whole was never returned to the caller.
+        if i + 3 > n:
+            return
         kind = data[i:i + 1].decode()
         (ln,) = struct.unpack_from('<H', data, i + 1)
+        if i + 3 + ln > n:
+            return
         name = data[i + 3:i + 3 + ln].decode()
         i += 3 + ln
         if kind == 'W':
+            if i + 20 > n:
+                return
             seq, off, length = struct.unpack_from('<QqI', data, i)
             i += 20
             if i + length > n:
