@@ -213,6 +213,7 @@ struct sq {
     bool wal_written;          /* the WAL hook ran in the commit just made */
     bool restart_due;          /* the WAL hook asks for an inline checkpoint */
     uint64_t txn_seq;          /* highest seq written in the open transaction */
+    uint64_t batch_head;       /* the head read under the open batch's lock (0: unknown) */
     bool schema1;              /* stream.seq is AUTOINCREMENT (a schema-1 database) */
     uint64_t sub_seq;          /* txn_seq when the open sub-batch began */
     bool op_wrote;             /* the current write operation changed something */
@@ -524,7 +525,10 @@ static int stream_add(struct sq *q, int kind, const char *pk, const char *sk, co
     uint64_t base = q->txn_seq;
     int rc;
     /* The next seq: one past the highest this transaction wrote, or past
-     * the head read under the write lock that the transaction holds. */
+     * the head read under the write lock that the transaction holds (a
+     * batch read it when it took the lock). */
+    if (!q->schema1 && !base && q->base.batch_active)
+        base = q->batch_head;
     if (!q->schema1 && !base) {
         rc = head_locked(q, &base);
         if (rc)
@@ -1098,20 +1102,19 @@ static int sq_query(struct store *s, const struct store_query *qq, const struct 
 static int sq_batch_begin(struct store *s)
 {
     struct sq *q = sq_of(s);
-    sqlite3_stmt *st = q->st[ST_HEAD];
+    uint64_t head = 0;
     int rc;
     read_release(q);
     rc = run(q, ST_BEGIN);
     if (rc)
         return rc;
     q->txn_seq = 0;
-    /* Another process may have committed since our last look. */
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        uint64_t head = (uint64_t)sqlite3_column_int64(st, 0);
-        if (head > q->committed_head)
-            q->committed_head = head;
-    }
-    sqlite3_reset(st);
+    /* Another process may have committed since our last look.  Read
+     * under the lock, it is also where the batch's first record goes on
+     * from (stream_add); unknown (0) when the read failed. */
+    q->batch_head = head_locked(q, &head) ? 0 : head;
+    if (head > q->committed_head)
+        q->committed_head = head;
     return 0;
 }
 
