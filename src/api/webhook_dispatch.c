@@ -1041,10 +1041,11 @@ static void arm_wake(struct webhook_dispatch *d)
     }
 }
 
-static int by_next_desc(const void *a, const void *b)
+/* qsort_r comparator: queue positions, the latest due first. */
+static int by_next_desc(const void *a, const void *b, void *arg)
 {
-    int64_t x = (*(struct wh_entry *const *)a)->next_ms,
-            y = (*(struct wh_entry *const *)b)->next_ms;
+    struct wh_entry *const *q = arg;
+    int64_t x = q[*(const size_t *)a]->next_ms, y = q[*(const size_t *)b]->next_ms;
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -1060,28 +1061,27 @@ static int by_next_desc(const void *a, const void *b)
 static void spill(struct webhook_dispatch *d)
 {
     int64_t keep_before = now_ms() + (int64_t)(scaled(RESUME_AHEAD_S) * 1000.0);
-    size_t want = PER_RECORD_MAX + d->cfg.queue_max / 4, n = 0, out = 0;
-    struct wh_entry **cand;
+    size_t want = PER_RECORD_MAX + d->cfg.queue_max / 4, n = 0, out = 0, kept = 0;
+    size_t *cand;
 
     if (d->claim || d->cfg.queue_max - d->nq >= PER_RECORD_MAX)
         return;
     cand = xcalloc(d->nq, sizeof *cand);
     for (size_t i = 0; i < d->nq; i++) {
-        struct wh_entry *e = d->q[i];
+        const struct wh_entry *e = d->q[i];
         if (e->state == WH_WAIT && e->attempts > 0 && e->next_ms > keep_before)
-            cand[n++] = e;
+            cand[n++] = i;
     }
-    qsort(cand, n, sizeof *cand, by_next_desc);
-    for (size_t k = 0; k < n && d->cfg.queue_max - d->nq < want; k++) {
-        for (size_t i = 0; i < d->nq; i++) {
-            if (d->q[i] == cand[k]) {
-                queue_remove_at(d, i);
-                entry_free(cand[k]);
-                out++;
-                break;
-            }
-        }
+    qsort_r(cand, n, sizeof *cand, by_next_desc, d->q);
+    /* the room is below PER_RECORD_MAX, so below want */
+    for (; out < n && out < want - (d->cfg.queue_max - d->nq); out++) {
+        entry_free(d->q[cand[out]]);
+        d->q[cand[out]] = NULL;
     }
+    for (size_t i = 0; i < d->nq; i++)
+        if (d->q[i])
+            d->q[kept++] = d->q[i];
+    d->nq = kept;
     free(cand);
     if (out) {
         d->st.spilled += out;
