@@ -17,9 +17,8 @@ set -u
 TABLE=gp_classify_$$
 MODEL=fake-gem-1
 KEY=gk-test-123
-# the demo brand and two of its products (src/api/demo.c)
-DEMO_BRAND=5019622c-9860-4b83-a5c6-adb82ebd0412
-PRODUCTS=(a203cf1574baa2a0e3465ad645057a34 e084595c97320cfcc85309943f345760)
+# two of the demo brand's products (lib.bash)
+PRODUCTS=("${DEMO_PRODUCTS[1]}" "${DEMO_PRODUCTS[0]}")
 FM_PID=""
 
 if ! command -v node >/dev/null 2>&1; then
@@ -109,7 +108,7 @@ check "clean shutdown, no sanitizer report" '[ "$GP_STOP_RC" = 0 ] && ! grep -q 
 # has lapsed, then: no model anywhere -> alerts but no job; a server with
 # a model (and no detector of its own) -> the next alert change is a job
 # and the model re-classifies the alert.
-P3=7f03eff9d91d3126ab499c0c5ced1eb4
+P3=${DEMO_PRODUCTS[2]}
 "$GENUPROOF_BIN" detect --dynamodb "$EP" --table "$TABLE" --worker-id dx --poll-ms 100 \
     >>"$GP_DIR/detect.log" 2>&1 &
 DX_PID=$!

@@ -16,8 +16,6 @@ DET_PID=""
 TABLE=gp_counters_$$
 M=8
 N=14
-DEMO_BRAND=5019622c-9860-4b83-a5c6-adb82ebd0412
-DEMO_PRODUCT=e084595c97320cfcc85309943f345760
 
 ddb_cleanup() {
     [ -n "$DET_PID" ] && kill -9 "$DET_PID" 2>/dev/null

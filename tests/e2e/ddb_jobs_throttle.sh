@@ -17,8 +17,6 @@ set -u
 TABLE=gp_jobs_thr_$$
 MODEL=fake-gem-thr
 N=12
-DEMO_BRAND=5019622c-9860-4b83-a5c6-adb82ebd0412
-DEMO_PRODUCT=e084595c97320cfcc85309943f345760
 FM_PID=""
 RX_PID=""
 PX_PID=""

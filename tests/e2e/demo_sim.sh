@@ -10,7 +10,7 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 
-BR=5019622c-9860-4b83-a5c6-adb82ebd0412
+BR=$DEMO_BRAND
 KINDS="geographic_anomaly burst_scan scan_velocity claimed_product_scan hash_tampering chain_gap"
 now_ms() { date +%s%3N; }
 

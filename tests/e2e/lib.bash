@@ -15,7 +15,15 @@
 #   check_status NAME CODE     PASS when $STATUS == CODE
 #   jb JQ_EXPR                 prints jq -r JQ_EXPR of $BODY
 #   gp_finish                  prints the summary line of this script and exits 1 on failure
+#   DEMO_BRAND, DEMO_PRODUCTS  ids of --demo-data's brand and five products
+#                              (API.md's demo data set, src/api/demo.c); DEMO_PRODUCT
+#                              is the first, the watch.  demo.sh checks the set itself.
 set -u
+DEMO_BRAND=5019622c-9860-4b83-a5c6-adb82ebd0412
+DEMO_PRODUCTS=(e084595c97320cfcc85309943f345760 a203cf1574baa2a0e3465ad645057a34
+    7f03eff9d91d3126ab499c0c5ced1eb4 992f9b2101e397ca04af4146331d3392
+    fc7dc14042f82f28cbb7691a402fdcae)
+DEMO_PRODUCT=${DEMO_PRODUCTS[0]}
 GP_FAILS=0
 GP_PASSES=0
 : "${GENUPROOF_BIN:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/san/genuproof}"

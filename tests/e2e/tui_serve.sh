@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/tui_lib.bash"
 tui_need_tmux
 
-LUXE=5019622c-9860-4b83-a5c6-adb82ebd0412
+LUXE=$DEMO_BRAND
 gp_start --demo-data || gp_finish
 tui_env LANG=C.UTF-8 LC_ALL=C.UTF-8
 tui_start 100 30 --url "$GP_URL" --api-key "$GP_ADMIN_KEY" --brand "$LUXE" \
