@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/sqlite_walbuf.h"
 #include "store/store.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -255,6 +256,20 @@ int metrics_render(const struct metrics *m, struct store *s, struct buf *out)
                    (unsigned long long)st.conditions_failed,
                    (unsigned long long)st.batch_writes_last, (unsigned long long)st.wal_syncs);
     }
+    struct sqlite_walbuf_stats wb;
+    sqlite_walbuf_stats(&wb); /* process-wide; all zero without a SQLite store */
+    if (wb.writes_in)
+        buf_printf(out,
+                   "# HELP genuproof_store_wal_writes_total WAL writes SQLite asked for (asked) "
+                   "and the coalesced writes made (made).\n"
+                   "# TYPE genuproof_store_wal_writes_total counter\n"
+                   "genuproof_store_wal_writes_total{kind=\"asked\"} %llu\n"
+                   "genuproof_store_wal_writes_total{kind=\"made\"} %llu\n"
+                   "# HELP genuproof_store_wal_write_errors_total WAL writes that failed.\n"
+                   "# TYPE genuproof_store_wal_write_errors_total counter\n"
+                   "genuproof_store_wal_write_errors_total %llu\n",
+                   (unsigned long long)wb.writes_in, (unsigned long long)wb.writes_out,
+                   (unsigned long long)wb.errors);
     buf_printf(out,
                "# HELP genuproof_sse_clients Connected Server-Sent Events clients.\n"
                "# TYPE genuproof_sse_clients gauge\n"

@@ -36,6 +36,7 @@
 #include "store/sqlite_ckpt.h"
 #include "store/sqlite_sync.h"
 #include "store/sqlite_pcache.h"
+#include "store/sqlite_walbuf.h"
 #include "store/store_int.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -1746,8 +1747,11 @@ struct store *store_open_sqlite(const struct store_options *o, char *err, size_t
     buf_init(&q->body, BODY_MAX);
     q->keys_only = o->stream_keys_only;
     pthread_once(&sqlite_once, sqlite_setup);
+    /* The store's connection writes its WAL through the coalescing shim
+     * (store/sqlite_walbuf.h); SQLite's default VFS when it is missing. */
     rc = sqlite3_open_v2(o->path, &q->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                         sqlite_walbuf_register());
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", o->path, q->db ? sqlite3_errmsg(q->db) : "cannot open");
         goto fail;

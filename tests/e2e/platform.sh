@@ -29,6 +29,11 @@ check "metrics requests by route" 'grep -q "^genuproof_http_requests_total{route
 check "metrics latency histogram" 'grep -q "^genuproof_http_request_duration_seconds_bucket{route=\"/api/health\",le=\"+Inf\"}" "$GP_DIR/b"'
 check "metrics batch histogram" 'grep -q "^genuproof_commit_batch_requests_count [0-9]" "$GP_DIR/b"'
 check "metrics store operations" 'grep -q "^genuproof_store_operations_total{op=\"get\"}" "$GP_DIR/b"'
+# The WAL is written through the coalescing VFS: fewer writes made than asked.
+WB_ASKED=$(awk '$1 == "genuproof_store_wal_writes_total{kind=\"asked\"}" {print $2}' "$GP_DIR/b")
+WB_MADE=$(awk '$1 == "genuproof_store_wal_writes_total{kind=\"made\"}" {print $2}' "$GP_DIR/b")
+check "metrics WAL writes coalesced ($WB_MADE made of $WB_ASKED asked)" '[ -n "$WB_ASKED" ] && [ -n "$WB_MADE" ] && [ "$WB_MADE" -gt 0 ] && [ "$WB_MADE" -lt "$WB_ASKED" ]'
+check "metrics WAL write errors 0" 'grep -q "^genuproof_store_wal_write_errors_total 0$" "$GP_DIR/b"'
 check "metrics sse gauge" 'grep -q "^genuproof_sse_clients 0" "$GP_DIR/b"'
 check "metrics start time" 'grep -q "^process_start_time_seconds [0-9]" "$GP_DIR/b"'
 NOAUTH=1 req GET /metrics

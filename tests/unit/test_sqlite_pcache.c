@@ -19,41 +19,13 @@
 #include <sqlite3.h>
 
 #include "store/sqlite_pcache.h"
+#include "sql_util.h"
 #include "tmpdir.h"
 
 struct fx {
     char dir[64], path[96];
     sqlite3 *db;
 };
-
-static void exec_ok(sqlite3 *db, const char *sql)
-{
-    char *msg = NULL;
-    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg ? msg : "?");
-    sqlite3_free(msg);
-}
-
-static int64_t one_int(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static void check_integrity(sqlite3 *db)
-{
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
-    sqlite3_finalize(st);
-}
 
 /* Inserts n rows with pseudo-random keys (so pages split in the middle of
  * the B-tree, which is what parks a page at the locking-page number). */
@@ -86,10 +58,10 @@ static int setup(void **state)
     snprintf(f->path, sizeof f->path, "%s/t.db", f->dir);
     if (sqlite3_open(f->path, &f->db) != SQLITE_OK)
         return -1;
-    exec_ok(f->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                   "PRAGMA cache_size=-32768;"
-                   "CREATE TABLE t(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;"
-                   "CREATE INDEX t_v ON t(v, k);");
+    ut_sql_ok(f->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                     "PRAGMA cache_size=-32768;"
+                     "CREATE TABLE t(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;"
+                     "CREATE INDEX t_v ON t(v, k);");
     *state = f;
     return 0;
 }
@@ -122,14 +94,14 @@ static void t_commits_skip(void **state)
 
     sqlite_pcache_stats(&a);
     for (int txn = 0; txn < 200; txn++) {
-        exec_ok(f->db, "BEGIN IMMEDIATE");
+        ut_sql_ok(f->db, "BEGIN IMMEDIATE");
         insert_random(f->db, 20, &seed);
-        exec_ok(f->db, "COMMIT");
+        ut_sql_ok(f->db, "COMMIT");
     }
     sqlite_pcache_stats(&b);
     assert_true(b.truncs_skipped - a.truncs_skipped >= 150);
-    assert_int_equal(one_int(f->db, "SELECT count(*) FROM t"), 4000);
-    check_integrity(f->db);
+    assert_int_equal(ut_sql_int(f->db, "SELECT count(*) FROM t"), 4000);
+    ut_sql_integrity(f->db);
 }
 
 /* A transaction that grows the file and rolls back must drop the pages
@@ -142,33 +114,33 @@ static void t_rollback_forwarded(void **state)
     unsigned seed = 11, seed2;
     int64_t pages, n;
 
-    exec_ok(f->db, "BEGIN IMMEDIATE");
+    ut_sql_ok(f->db, "BEGIN IMMEDIATE");
     insert_random(f->db, 1000, &seed);
-    exec_ok(f->db, "COMMIT");
-    pages = one_int(f->db, "PRAGMA page_count");
-    n = one_int(f->db, "SELECT count(*) FROM t");
+    ut_sql_ok(f->db, "COMMIT");
+    pages = ut_sql_int(f->db, "PRAGMA page_count");
+    n = ut_sql_int(f->db, "SELECT count(*) FROM t");
     assert_int_equal(n, 1000);
 
     sqlite_pcache_stats(&a);
     seed2 = seed;
-    exec_ok(f->db, "BEGIN IMMEDIATE");
+    ut_sql_ok(f->db, "BEGIN IMMEDIATE");
     insert_random(f->db, 3000, &seed2);
-    assert_true(one_int(f->db, "PRAGMA page_count") > pages + 50);
-    exec_ok(f->db, "ROLLBACK");
+    assert_true(ut_sql_int(f->db, "PRAGMA page_count") > pages + 50);
+    ut_sql_ok(f->db, "ROLLBACK");
     sqlite_pcache_stats(&b);
     assert_true(b.truncs_forwarded > a.truncs_forwarded);
-    assert_int_equal(one_int(f->db, "PRAGMA page_count"), pages);
-    assert_int_equal(one_int(f->db, "SELECT count(*) FROM t"), n);
-    check_integrity(f->db);
+    assert_int_equal(ut_sql_int(f->db, "PRAGMA page_count"), pages);
+    assert_int_equal(ut_sql_int(f->db, "SELECT count(*) FROM t"), n);
+    ut_sql_integrity(f->db);
 
     /* The same rows again, committed this time: the pages reused past the
      * old end hold the new content, not what the rollback threw away. */
     seed2 = seed;
-    exec_ok(f->db, "BEGIN IMMEDIATE");
+    ut_sql_ok(f->db, "BEGIN IMMEDIATE");
     insert_random(f->db, 3000, &seed2);
-    exec_ok(f->db, "COMMIT");
-    assert_int_equal(one_int(f->db, "SELECT count(*) FROM t"), 4000);
-    check_integrity(f->db);
+    ut_sql_ok(f->db, "COMMIT");
+    assert_int_equal(ut_sql_int(f->db, "SELECT count(*) FROM t"), 4000);
+    ut_sql_integrity(f->db);
 }
 
 /* Savepoints rolled back inside a committed transaction (the store's
@@ -178,23 +150,23 @@ static void t_savepoint_rollback(void **state)
     struct fx *f = *state;
     unsigned seed = 23;
 
-    exec_ok(f->db, "BEGIN IMMEDIATE");
+    ut_sql_ok(f->db, "BEGIN IMMEDIATE");
     insert_random(f->db, 500, &seed);
     for (int i = 0; i < 20; i++) {
-        exec_ok(f->db, "SAVEPOINT s");
+        ut_sql_ok(f->db, "SAVEPOINT s");
         insert_random(f->db, 200, &seed);
-        exec_ok(f->db, (i % 2) ? "RELEASE s" : "ROLLBACK TO s; RELEASE s");
+        ut_sql_ok(f->db, (i % 2) ? "RELEASE s" : "ROLLBACK TO s; RELEASE s");
     }
-    exec_ok(f->db, "COMMIT");
-    assert_int_equal(one_int(f->db, "SELECT count(*) FROM t"), 500 + 10 * 200);
-    check_integrity(f->db);
+    ut_sql_ok(f->db, "COMMIT");
+    assert_int_equal(ut_sql_int(f->db, "SELECT count(*) FROM t"), 500 + 10 * 200);
+    ut_sql_integrity(f->db);
 
     /* A fresh connection (cold cache) reads the same. */
     {
         sqlite3 *db2 = NULL;
         assert_int_equal(sqlite3_open(f->path, &db2), SQLITE_OK);
-        assert_int_equal(one_int(db2, "SELECT count(*) FROM t"), 500 + 10 * 200);
-        check_integrity(db2);
+        assert_int_equal(ut_sql_int(db2, "SELECT count(*) FROM t"), 500 + 10 * 200);
+        ut_sql_integrity(db2);
         sqlite3_close(db2);
     }
 }
