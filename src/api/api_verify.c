@@ -67,10 +67,7 @@ static void warn(struct verify_state *v, const char *msg)
 static void to_fixed1(double x, char out[64])
 {
     double t = x * 10, f = floor(t);
-    if (t - f == 0.5)
-        snprintf(out, 64, "%.1f", (f + 1) / 10);
-    else
-        snprintf(out, 64, "%.1f", x);
+    fmt_fixed(t - f == 0.5 ? (f + 1) / 10 : x, 1, out, 64);
 }
 
 /* The product's scans of the last 24 h, newest first (at most

@@ -121,6 +121,14 @@ static void sb_uint(struct sbuf *b, uint64_t v)
     sb_mem(b, tmp, u64_to_dec(v, tmp));
 }
 
+static void sb_fixed(struct sbuf *b, double v, int prec)
+{
+    char tmp[400]; /* %.1f of the largest double */
+    int n = fmt_fixed(v, prec, tmp, sizeof tmp);
+    if (n > 0)
+        sb_mem(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
 /* "A, B, C": the countries joined, cut with "..." when they do not fit. */
 static void join_countries(const struct det_hit *h, char *out, size_t cap)
 {
@@ -203,9 +211,13 @@ void classify(const struct det_hit *h, unsigned fired, struct classification *c)
     case DET_VELOCITY:
         c->severity = "high";
         c->attack_vector = "tag_cloning";
-        snprintf(c->narrative, sizeof(c->narrative),
-                 "Scan velocity %.1f/day over %.0f days (%.0f total). Possible tag cloning.",
-                 h->rate, floor(h->days + 0.5), h->total);
+        sb_str(&nb, "Scan velocity ");
+        sb_fixed(&nb, h->rate, 1);
+        sb_str(&nb, "/day over ");
+        sb_fixed(&nb, floor(h->days + 0.5), 0);
+        sb_str(&nb, " days (");
+        sb_fixed(&nb, h->total, 0);
+        sb_str(&nb, " total). Possible tag cloning.");
         c->actions = act_velocity;
         c->nactions = N(act_velocity);
         conf = 65 + 2 * (h->rate - DET_VELOCITY_MIN_RATE);

@@ -3,6 +3,7 @@
  */
 #include "util/buf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,27 @@ size_t u64_to_dec(uint64_t v, char *out)
         out[i] = tmp[n - 1 - i];
     out[n] = '\0';
     return n;
+}
+
+int fmt_fixed(double x, int prec, char *out, size_t cap)
+{
+    if ((prec == 0 || prec == 1) && cap >= 16 && x >= 0 && x < 1e9 && !signbit(x)) {
+        double t = prec ? x * 10 : x, f = floor(t), frac = t - f;
+        /* x * 10 is off by at most 1.2e-6 here: a tie, or close enough to
+         * one for that to matter, goes to printf (round half to even of
+         * the exact binary value). */
+        if (fabs(frac - 0.5) > 1e-4) {
+            uint64_t n = (uint64_t)f + (frac > 0.5);
+            size_t len = u64_to_dec(prec ? n / 10 : n, out);
+            if (prec) {
+                out[len++] = '.';
+                out[len++] = (char)('0' + n % 10);
+                out[len] = '\0';
+            }
+            return (int)len;
+        }
+    }
+    return snprintf(out, cap, "%.*f", prec, x);
 }
 
 int buf_put_u64(struct buf *b, uint64_t v)

@@ -40,6 +40,10 @@ int buf_put_u64(struct buf *b, uint64_t v);
  * U64_DEC_MAX bytes); returns the number of digits. */
 #define U64_DEC_MAX 21
 size_t u64_to_dec(uint64_t v, char *out);
+/* printf("%.*f", prec, x) into out (cap bytes, cut as snprintf cuts),
+ * prec 0 or 1, without printf for the common case (0 <= x < 1e9, not
+ * within 1e-4 of a rounding tie); returns the length snprintf would. */
+int fmt_fixed(double x, int prec, char *out, size_t cap);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 /* Ensures room for n more bytes (plus the NUL); ERR_TOOBIG past the cap. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,50 @@ static void test_u64(void **state)
     buf_free(&b);
 }
 
+/* fmt_fixed against printf("%.*f"): exact values, ties (printf rounds
+ * half to even), values a hair off a tie, random values of every
+ * magnitude, and what the fast path leaves to printf. */
+static void check_fixed(double x, int prec)
+{
+    char got[400], want[400];
+    int gn = fmt_fixed(x, prec, got, sizeof got);
+    int wn = snprintf(want, sizeof want, "%.*f", prec, x);
+    if (gn != wn || strcmp(got, want) != 0)
+        fail_msg("fmt_fixed(%.17g, %d) = \"%s\", printf \"%s\"", x, prec, got, want);
+}
+
+static void test_fixed(void **state)
+{
+    (void)state;
+    const double vals[] = {0,    0.05,  0.15, 0.25, 0.35, 0.5,     1.5,          2.5,
+                           2.45, 2.55,  9.95, 9.96, 99.5, 1e9 - 1, 999999999.95, 1e9,
+                           1e15, 1e300, -0.0, -1.5, 3.0,  21.0,    1234.56};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+        for (int p = 0; p <= 1; p++)
+            check_fixed(vals[i], p);
+    check_fixed(NAN, 1);
+    check_fixed(INFINITY, 0);
+    for (int k = 0; k < 2000; k++) { /* around the ties of one decimal */
+        double tie = (double)k / 10 + 0.05;
+        check_fixed(tie, 1);
+        check_fixed(nextafter(tie, 0), 1);
+        check_fixed(nextafter(tie, 1e9), 1);
+        check_fixed((double)k + 0.5, 0);
+        check_fixed(nextafter((double)k + 0.5, 0), 0);
+    }
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double v = (double)(x >> 11) / (double)(1ull << 53) * pow(10, (double)(x % 12) - 2);
+        check_fixed(v, (int)(x >> 60) & 1);
+    }
+    char small[4];
+    assert_int_equal(fmt_fixed(1234.5, 1, small, sizeof small), 6); /* cut as snprintf cuts */
+    assert_string_equal(small, "123");
+}
+
 static void test_printf(void **state)
 {
     (void)state;
@@ -130,11 +175,9 @@ static void test_consume_reset_steal(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_append_and_grow),
-        cmocka_unit_test(test_cap),
-        cmocka_unit_test(test_printf),
-        cmocka_unit_test(test_u64),
-        cmocka_unit_test(test_consume_reset_steal),
+        cmocka_unit_test(test_append_and_grow), cmocka_unit_test(test_cap),
+        cmocka_unit_test(test_printf),          cmocka_unit_test(test_u64),
+        cmocka_unit_test(test_fixed),           cmocka_unit_test(test_consume_reset_steal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
