@@ -263,10 +263,11 @@ measure_verify() { # key rep server conns geo
     record "$1" "$2" "$batch" "$lag" "$drain" "$per_sync"
 }
 
-measure_raw() { # key rep mode batch fold(0|1) [detector rows(0|1)]
+measure_raw() { # key rep mode batch fold(0|1) [detector rows(0|1)] [walbuf(0|1)]
     local out rate extra=()
     [ "$5" = 1 ] && extra=(--fold)
     [ "${6:-0}" = 1 ] && extra+=(--detector)
+    [ "${7:-0}" = 1 ] && extra+=(--walbuf)
     sync
     out=$("$RAW" --mode "$3" --batch "$4" --seconds "$DURATION" --runs 1 --dir "$TMP" \
         "${extra[@]}") || die "raw_verify failed"
@@ -330,6 +331,9 @@ for rep in $(seq 1 "$RUNS"); do
         # the checkpoint per commit): a like-for-like floor for the
         # detector-on runs, reported beside the target, not instead of it.
         measure_raw "raw $mode det" "$rep" "$mode" "$b" 0 1
+        # For information: the ceiling's rows written through the store's
+        # WAL-coalescing VFS (the target stays judged on plain SQLite).
+        measure_raw "raw $mode walbuf" "$rep" "$mode" "$b" 0 0 1
     done
 done
 
@@ -401,6 +405,7 @@ for mode in full normal; do
     row "raw SQLite ceiling, $mode, counters per verify" "raw $mode" -
     row "raw SQLite ceiling, $mode, counters once per commit" "raw $mode fold" -
     row "raw SQLite, $mode, counters per verify + the detector's rows" "raw $mode det" - "raw $mode"
+    row "raw SQLite ceiling through the store's WAL VFS, $mode (information)" "raw $mode walbuf" - "raw $mode"
 done
 if [ "$FLAT" = 1 ]; then
     row "flatness: fresh product, verify full det geo" "flat run1" 32
@@ -451,5 +456,10 @@ for mode in full normal; do
     for v in geo plain; do
         r=$(med "verify $mode detch $v c32" 3)
         echo "- verify ($mode, detector on with --ops-log changes, $v): $(pct "$r" "$raw") of the raw ceiling ($(rps "$r") req/s, p99 $(ms "$(med "verify $mode detch $v c32" 5)") ms)"
+    done
+    rw=$(med "raw $mode walbuf" 3)
+    for v in geo plain; do
+        r=$(med "verify $mode det $v c32" 3)
+        echo "- verify ($mode, detector on, $v): $(pct "$r" "$rw") of the raw ceiling written through the store's WAL VFS ($(rps "$rw") req/s, itself $(pct "$rw" "$raw") of plain SQLite's)"
     done
 done
