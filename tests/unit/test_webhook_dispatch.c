@@ -694,7 +694,11 @@ static void test_claim_two_dispatchers_once(void **state)
         add_delivery("w1", "b1", id);
     }
     /* two processes' dispatchers (each its own connection), each with
-     * room for only a few requests at a time, so both take some */
+     * room for only a few requests at a time, so both take some: the
+     * receiver holds each request 50 ms, so the first to start cannot
+     * send everything before the other has claimed (under a loaded
+     * machine it once did, with instant answers) */
+    atomic_store(&rx.delay_ms, 50);
     F.d = claim_dispatch(F.s, 3, 0);
     d2 = claim_dispatch(s2, 3, 0);
     assert_true(run_until(all_claimed_delivered));
