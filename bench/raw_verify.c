@@ -185,11 +185,11 @@ static void raw_close(struct raw *r)
     memset(r, 0, sizeof(*r));
 }
 
+static const char *vfs_name; /* --walbuf: the store's VFS; NULL: SQLite's default */
+
 /* Creates the database at path with the store's pragmas and schema.  On
  * error prints why, closes everything and returns -1.  On success
  * returns 0 and the caller closes r with raw_close. */
-static const char *vfs_name; /* --walbuf: the store's VFS; NULL: SQLite's default */
-
 static int raw_open(struct raw *r, const char *path, bool full)
 {
     char *msg = NULL;

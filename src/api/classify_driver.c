@@ -609,8 +609,6 @@ static void arm_wake(struct classify_driver *d, double delay)
     ev_timer_start(d->loop, &d->wake);
 }
 
-/* One step; timer: from the poll timer (stream mode: save the checkpoint
- * even when nothing else is written; jobs mode: read the pending jobs). */
 /* Jobs mode: keeps the presence marker alive (classify_job.h), so that
  * the Streams detectors write jobs while a model runs somewhere.  A
  * failed write is tried again at the next step. */
@@ -626,6 +624,8 @@ static void announce(struct classify_driver *d)
     cJSON_Delete(it);
 }
 
+/* One step; timer: from the poll timer (stream mode: save the checkpoint
+ * even when nothing else is written; jobs mode: read the pending jobs). */
 static void step(struct classify_driver *d, bool timer)
 {
     int rc;

@@ -1054,9 +1054,9 @@ static int by_next_desc(const void *a, const void *b, void *arg)
  * (their outcome is written, so the store holds them with their due
  * time) leave memory, the latest due first, until the stream's next
  * records and a quarter of the queue have room; resume() brings them
- * back when they are nearly due.  Without
- * this, a receiver that is down with a queue's worth of retries stopped
- * the stream, and every other webhook with it.
+ * back when they are nearly due.  Without this, a receiver that is down
+ * with a queue's worth of retries stopped the stream, and every other
+ * webhook with it.
  */
 static void spill(struct webhook_dispatch *d)
 {

@@ -211,17 +211,18 @@ static void work_cb(void *arg)
     classify_driver_poke(b->classifier);
 }
 
-/* Webhook deliveries and the model classifier: on SQLite readers of the
- * change stream (worker 0 only); on DynamoDB takers of the work items
- * the Streams detector writes (every process). */
-/* --classifier names a model: start_job_workers runs it in this process. */
-static bool runs_model(const struct opt_values *o)
+/* The model --classifier names (RULES: none; otherwise
+ * start_job_workers runs it in this process). */
+static enum classify_provider model_provider(const struct opt_values *o)
 {
     enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
     classify_provider_parse(opt_str(o, "classifier"), &prov);
-    return prov != CLASSIFY_PROVIDER_RULES;
+    return prov;
 }
 
+/* Webhook deliveries and the model classifier: on SQLite readers of the
+ * change stream (worker 0 only); on DynamoDB takers of the work items
+ * the Streams detector writes (every process). */
 static int start_job_workers(struct backend *b, const struct opt_values *o)
 {
     char err[512];
@@ -237,9 +238,8 @@ static int start_job_workers(struct backend *b, const struct opt_values *o)
     }
     app_add_commit_listener(b->app, webhook_dispatch_on_commit, b->webhooks);
 
-    if (runs_model(o)) {
-        enum classify_provider prov = CLASSIFY_PROVIDER_RULES;
-        classify_provider_parse(opt_str(o, "classifier"), &prov);
+    enum classify_provider prov = model_provider(o);
+    if (prov != CLASSIFY_PROVIDER_RULES) {
         struct classify_driver_config cc = {
             .model = {.provider = prov,
                       .url = opt_str(o, "classifier-url"),
@@ -316,8 +316,8 @@ static int start_services(struct backend *b, const struct opt_values *o,
                 .table = opt_str(o, "table"),
                 .batch_size = (size_t)opt_int(o, "detector-batch"),
                 .fold_scan_counts = store_counters_by_detector(b->store),
-                .opslog_changes = !strcmp(opt_str(o, "ops-log"), "changes"),
-                .classifier_local = runs_model(o),
+                .opslog_changes = opt_opslog_changes(o),
+                .classifier_local = model_provider(o) != CLASSIFY_PROVIDER_RULES,
                 .on_work = work_cb,
                 .on_work_arg = b};
             b->ddb_det = ddb_detector_new(&dc, err, sizeof err);
@@ -335,7 +335,7 @@ static int start_services(struct backend *b, const struct opt_values *o,
         struct detect_driver_config dc = {
             .batch_size = (size_t)opt_int(o, "detector-batch"),
             .batch_window_s = (double)opt_int(o, "detector-window"),
-            .opslog_changes = !strcmp(opt_str(o, "ops-log"), "changes"),
+            .opslog_changes = opt_opslog_changes(o),
         };
         b->detector = detect_driver_new(b->app, &dc, err, sizeof err);
         if (!b->detector) {

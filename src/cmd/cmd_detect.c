@@ -35,9 +35,7 @@ static const struct opt_def detect_options[] = {
      "shard lease period; a dead worker's shards move within two periods"},
     {"batch", OPT_INT, "N", "100", 1, 1000, NULL, NULL, 0,
      "stream records per batch (GetRecords Limit)"},
-    {"ops-log", OPT_ENUM, "every|changes", "every", 0, 0, "every|changes", NULL, 0,
-     "detector ops-log entries: every classified scan, or changes only (a scan that raises an "
-     "alert or changes its product's verdict)"},
+    OPT_DEF_OPS_LOG,
     {"poll-ms", OPT_INT, "MS", "250", 10, 60000, NULL, NULL, 0,
      "wait between polls of an idle shard (scaled by GENUPROOF_TIME_SCALE)"},
     {NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL},
@@ -111,8 +109,7 @@ int cmd_detect(int argc, char **argv)
                                          .batch_size = (size_t)opt_int(&v, "batch"),
                                          .poll_s = (double)opt_int(&v, "poll-ms") / 1000.0,
                                          .fold_scan_counts = store_counters_by_detector(s),
-                                         .opslog_changes =
-                                             !strcmp(opt_str(&v, "ops-log"), "changes")};
+                                         .opslog_changes = opt_opslog_changes(&v)};
         d = ddb_detector_new(&dc, err, sizeof(err));
     }
     if (!d) {

@@ -42,9 +42,7 @@ const struct opt_def serve_options[] = {
      "do not run the in-process threat detector (alerts wait until a server runs it)"},
     {"detector-batch", OPT_INT, "N", "100", 1, 1000, NULL, NULL, 0,
      "change-stream records per detector batch (one transaction each)"},
-    {"ops-log", OPT_ENUM, "every|changes", "every", 0, 0, "every|changes", NULL, 0,
-     "detector ops-log entries: every classified scan, or changes only (a scan that raises an "
-     "alert or changes its product's verdict)"},
+    OPT_DEF_OPS_LOG,
     {"detector-window", OPT_INT, "SEC", "0", 0, 3600, NULL, NULL, 0,
      "wait up to SEC seconds for a full detector batch; 0 = process at once"},
     {"sse-buffer", OPT_INT, "BYTES", "262144", 1024, 67108864, NULL, NULL, 0,
@@ -246,4 +244,10 @@ void opt_usage(FILE *f, const char *cmd, const char *summary, const struct opt_d
         fputc('\n', f);
     }
     fprintf(f, "  %-30s %s\n", "--help", "show this help");
+}
+
+bool opt_opslog_changes(const struct opt_values *o)
+{
+    const char *v = opt_str(o, "ops-log");
+    return v && !strcmp(v, "changes");
 }

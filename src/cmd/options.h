@@ -62,6 +62,17 @@ bool opt_given(const struct opt_values *v, const char *name);
  * (OPTF_LATER rows are left out). */
 void opt_usage(FILE *f, const char *cmd, const char *summary, const struct opt_def *defs);
 
+/* `--ops-log every|changes` of the detector (serve and detect), and
+ * whether it says "changes" (det_proc_cfg.opslog_changes). */
+#define OPT_DEF_OPS_LOG                                                                            \
+    {                                                                                              \
+        "ops-log", OPT_ENUM, "every|changes", "every", 0, 0, "every|changes", NULL, 0,             \
+            "detector ops-log entries: every classified scan, or changes only (a scan that "       \
+            "raises an "                                                                           \
+            "alert or changes its product's verdict)"                                              \
+    }
+bool opt_opslog_changes(const struct opt_values *o);
+
 /* The options of `genuproof serve`. */
 extern const struct opt_def serve_options[];
 
